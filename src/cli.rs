@@ -1,0 +1,267 @@
+//! Command line: `nasboot [OPTIONS] COMMAND [ARGS]`, parsed with lexopt.
+//!
+//! Only parsing lives here; `cmd/` runs the commands.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::paths;
+
+/// The subcommands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Validate the profile only.
+    Check,
+    /// Print the ordered actions and rendered files; no side effects.
+    Plan,
+    /// Apply once; idempotent.
+    Apply,
+    /// Apply, then keep the watchdog in the foreground.
+    Run,
+    /// Show the board's current state against the profile.
+    Status,
+    /// Run the watchdog manager alone, in the foreground.
+    Watchdog,
+    /// `firewall render|apply|confirm`.
+    Firewall(FirewallCommand),
+    /// `--help`.
+    Help,
+    /// `--version`.
+    Version,
+}
+
+/// `nasboot firewall ...`
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirewallCommand {
+    /// Print the rule set for the chosen backend.
+    Render,
+    /// Apply the firewall alone.
+    Apply,
+    /// Keep a rule set applied with `--confirm`.
+    Confirm,
+}
+
+/// Firewall backend override from the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendArg {
+    Nftables,
+    Iptables,
+}
+
+/// Everything the command line says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cli {
+    pub command: Command,
+    pub config: PathBuf,
+    pub root: Option<PathBuf>,
+    pub dry_run: bool,
+    /// -1 quiet, 0 default, 1.. verbose.
+    pub verbosity: i8,
+    pub strict: bool,
+    pub backend: Option<BackendArg>,
+    /// `firewall apply --confirm SECONDS`.
+    pub confirm: Option<u32>,
+}
+
+/// A usage error; exits with status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "usage: {}; see `nasboot --help`", self.0)
+    }
+}
+
+impl From<lexopt::Error> for UsageError {
+    fn from(e: lexopt::Error) -> Self {
+        UsageError(e.to_string())
+    }
+}
+
+pub const HELP: &str = "\
+nasboot: NICs, a minimal firewall, NFS exports and the hardware watchdog
+for slow NAS and router boards, from one TOML profile.
+
+usage: nasboot [OPTIONS] COMMAND
+
+commands:
+  check               validate the profile only
+  plan                print the ordered actions and rendered files (no changes)
+  apply               apply once; re-applying changes only what differs
+  run                 apply, then keep the watchdog in the foreground
+  status              show the current state against the profile
+  watchdog            run the watchdog manager alone, in the foreground
+  firewall render     print the rule set
+  firewall apply      apply the firewall alone (--confirm SECONDS to roll back
+                      unless `nasboot firewall confirm` runs in time)
+  firewall confirm    keep the rule set applied with --confirm
+
+options:
+  -c, --config FILE   profile (default /etc/nasboot.toml)
+  -r, --root DIR      relocate every file path under DIR
+  -n, --dry-run       print what would change, change nothing
+      --backend B     firewall backend: nftables or iptables (default: auto)
+      --confirm SECS  with `firewall apply`: roll back unless confirmed
+      --strict        treat warnings about the profile as errors
+  -v, --verbose       more logging (repeatable)
+  -q, --quiet         errors only
+  -h, --help          this text
+  -V, --version       the version
+
+exit status: 0 ok, 1 runtime failure, 2 usage or profile error,
+3 applied partially (each failed knob is reported).
+";
+
+/// Parse the arguments (without the program name).
+pub fn parse<I>(args: I) -> Result<Cli, UsageError>
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    use lexopt::prelude::*;
+
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut words: Vec<String> = Vec::new();
+    let mut cli = Cli {
+        command: Command::Help,
+        config: PathBuf::from(paths::DEFAULT_CONFIG),
+        root: None,
+        dry_run: false,
+        verbosity: 0,
+        strict: false,
+        backend: None,
+        confirm: None,
+    };
+    let mut asked_help = false;
+    let mut asked_version = false;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('c') | Long("config") => cli.config = parser.value()?.into(),
+            Short('r') | Long("root") => cli.root = Some(parser.value()?.into()),
+            Short('n') | Long("dry-run") => cli.dry_run = true,
+            Short('v') | Long("verbose") => cli.verbosity = cli.verbosity.saturating_add(1),
+            Short('q') | Long("quiet") => cli.verbosity = -1,
+            Long("strict") => cli.strict = true,
+            Long("backend") => {
+                let v = parser.value()?.string()?;
+                cli.backend = Some(match v.as_str() {
+                    "nftables" | "nft" => BackendArg::Nftables,
+                    "iptables" => BackendArg::Iptables,
+                    other => {
+                        return Err(UsageError(format!(
+                            "--backend takes nftables or iptables, not `{other}`"
+                        )))
+                    }
+                });
+            }
+            Long("confirm") => {
+                let v = parser.value()?.string()?;
+                let secs: u32 = v.parse().map_err(|_| {
+                    UsageError(format!("--confirm takes whole seconds, not `{v}`"))
+                })?;
+                if secs == 0 || secs > 3600 {
+                    return Err(UsageError(format!(
+                        "--confirm takes 1 to 3600 seconds, not {secs}"
+                    )));
+                }
+                cli.confirm = Some(secs);
+            }
+            Short('h') | Long("help") => asked_help = true,
+            Short('V') | Long("version") => asked_version = true,
+            Value(v) => words.push(v.string()?),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    if asked_help {
+        cli.command = Command::Help;
+        return Ok(cli);
+    }
+    if asked_version {
+        cli.command = Command::Version;
+        return Ok(cli);
+    }
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    cli.command = match words.as_slice() {
+        ["check"] => Command::Check,
+        ["plan"] => Command::Plan,
+        ["apply"] => Command::Apply,
+        ["run"] => Command::Run,
+        ["status"] => Command::Status,
+        ["watchdog"] => Command::Watchdog,
+        ["firewall", "render"] => Command::Firewall(FirewallCommand::Render),
+        ["firewall", "apply"] => Command::Firewall(FirewallCommand::Apply),
+        ["firewall", "confirm"] => Command::Firewall(FirewallCommand::Confirm),
+        ["firewall"] => return Err(UsageError("firewall needs render, apply or confirm".into())),
+        ["help"] => Command::Help,
+        [] => return Err(UsageError("a command is needed".into())),
+        other => return Err(UsageError(format!("unknown command `{}`", other.join(" ")))),
+    };
+    if cli.confirm.is_some() && cli.command != Command::Firewall(FirewallCommand::Apply) {
+        return Err(UsageError("--confirm goes with `firewall apply`".into()));
+    }
+    Ok(cli)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Cli, UsageError> {
+        parse(args.iter().copied())
+    }
+
+    #[test]
+    fn defaults() {
+        let cli = p(&["check"]).unwrap();
+        assert_eq!(cli.command, Command::Check);
+        assert_eq!(cli.config, PathBuf::from("/etc/nasboot.toml"));
+        assert_eq!(cli.root, None);
+        assert!(!cli.dry_run);
+        assert_eq!(cli.verbosity, 0);
+    }
+
+    #[test]
+    fn options_anywhere() {
+        let cli = p(&["-v", "apply", "--root", "/tmp/r", "-c", "x.toml", "-n", "-v"]).unwrap();
+        assert_eq!(cli.command, Command::Apply);
+        assert_eq!(cli.root, Some(PathBuf::from("/tmp/r")));
+        assert_eq!(cli.config, PathBuf::from("x.toml"));
+        assert!(cli.dry_run);
+        assert_eq!(cli.verbosity, 2);
+    }
+
+    #[test]
+    fn firewall_subcommands() {
+        let cli = p(&["firewall", "apply", "--confirm", "30", "--backend", "iptables"]).unwrap();
+        assert_eq!(cli.command, Command::Firewall(FirewallCommand::Apply));
+        assert_eq!(cli.confirm, Some(30));
+        assert_eq!(cli.backend, Some(BackendArg::Iptables));
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        let cases: &[(&[&str], &str)] = &[
+            (&[], "a command is needed"),
+            (&["frobnicate"], "unknown command `frobnicate`"),
+            (&["firewall"], "firewall needs render, apply or confirm"),
+            (&["check", "--bogus"], "--bogus"),
+            (&["apply", "--confirm", "10"], "--confirm goes with `firewall apply`"),
+            (&["firewall", "apply", "--confirm", "ten"], "whole seconds"),
+            (&["firewall", "apply", "--confirm", "0"], "1 to 3600"),
+            (&["firewall", "render", "--backend", "pf"], "nftables or iptables"),
+            (&["check", "--config"], "missing argument"),
+        ];
+        for (args, want) in cases {
+            let err = p(args).expect_err(&format!("{args:?} should fail"));
+            assert!(err.to_string().contains(want), "{args:?}: {err} lacks `{want}`");
+        }
+    }
+
+    #[test]
+    fn help_wins() {
+        assert_eq!(p(&["apply", "--help"]).unwrap().command, Command::Help);
+        assert_eq!(p(&["-V"]).unwrap().command, Command::Version);
+    }
+}

@@ -1,0 +1,26 @@
+//! `nasboot check`: validate the profile, apply nothing.
+
+
+use super::Io;
+use crate::cli::Cli;
+use crate::exit::Status;
+use crate::seam::Seams;
+
+pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+    let loaded = match super::load(cli, seams, io) {
+        Ok(l) => l,
+        Err(status) => return status,
+    };
+    let p = &loaded.profile;
+    let _ = writeln!(
+        io.out,
+        "{}: ok: board {}, {} interface(s), {} export(s), firewall {:?}, watchdog {}",
+        cli.config.display(),
+        p.board.name,
+        p.interface.len(),
+        p.nfs.export.len(),
+        p.firewall.profile,
+        if p.watchdog.is_some() { "on" } else { "off" },
+    );
+    Status::Ok
+}

@@ -1,0 +1,76 @@
+//! The subcommands, one file each. Every command gets the parsed command
+//! line, the seams and two output streams, and returns an exit status.
+
+pub mod apply;
+pub mod check;
+pub mod firewall;
+pub mod plan;
+pub mod run;
+pub mod status;
+pub mod watchdog;
+
+#[cfg(test)]
+mod tests;
+
+use std::io::Write;
+
+use crate::cli::{Cli, Command};
+use crate::config::{self, Loaded};
+use crate::exit::Status;
+use crate::seam::Seams;
+
+/// Where a command writes: results to `out`, diagnostics to `err`.
+pub struct Io<'a> {
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+}
+
+/// Run the command the command line names.
+pub fn dispatch(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+    match &cli.command {
+        Command::Help => {
+            let _ = io.out.write_all(crate::cli::HELP.as_bytes());
+            Status::Ok
+        }
+        Command::Version => {
+            let _ = writeln!(io.out, "nasboot {}", env!("CARGO_PKG_VERSION"));
+            Status::Ok
+        }
+        Command::Check => check::run(cli, seams, io),
+        Command::Plan => plan::run(cli, seams, io),
+        Command::Apply => apply::run(cli, seams, io),
+        Command::Run => run::run(cli, seams, io),
+        Command::Status => status::run(cli, seams, io),
+        Command::Watchdog => watchdog::run(cli, seams, io),
+        Command::Firewall(sub) => firewall::run(cli, *sub, seams, io),
+    }
+}
+
+/// Read and validate the profile named on the command line (relocated
+/// under `--root`). On error the message names the file, line, column and
+/// key, and the status is 2: callers apply nothing.
+pub fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Loaded, Status> {
+    let file = cli.config.display().to_string();
+    let bytes = match seams.files.read(&cli.config) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = writeln!(io.err, "nasboot: {file}: cannot read the profile: {e}");
+            return Err(Status::Usage);
+        }
+    };
+    let loaded = match config::parse_bytes(&file, &bytes) {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = writeln!(io.err, "nasboot: {e}");
+            return Err(Status::Usage);
+        }
+    };
+    for w in &loaded.warnings {
+        let _ = writeln!(io.err, "nasboot: {w}");
+    }
+    if cli.strict && !loaded.warnings.is_empty() {
+        let _ = writeln!(io.err, "nasboot: --strict: {} warning(s) count as errors", loaded.warnings.len());
+        return Err(Status::Usage);
+    }
+    Ok(loaded)
+}

@@ -1,0 +1,121 @@
+//! `[firewall]`: which profile, which backend, which services.
+
+use serde::Deserialize;
+
+use super::types::Port;
+
+/// Services per zone, and custom ports per zone.
+pub const MAX_SERVICES: usize = 16;
+pub const MAX_PORTS: usize = 32;
+
+/// The firewall profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Default-deny WAN without connection tracking (the NAS default).
+    #[default]
+    Stateless,
+    /// Connection tracking on the WAN; LAN traffic marked notrack.
+    Stateful,
+    /// No rules at all.
+    Off,
+}
+
+/// The backend; `auto` picks from what the kernel offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    #[default]
+    Auto,
+    Nftables,
+    Iptables,
+}
+
+/// Named services.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Service {
+    /// Everything (LAN only).
+    All,
+    Ssh,
+    Http,
+    Https,
+    /// portmapper 111, nfsd 2049, and mountd on `mountd_port`.
+    Nfs,
+    /// 139 and 445.
+    Smb,
+    Dns,
+    Ntp,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Firewall {
+    #[serde(default)]
+    pub profile: Profile,
+    #[serde(default)]
+    pub backend: Backend,
+    /// What the LAN may reach. Default: everything.
+    #[serde(default = "lan_all")]
+    pub lan_services: heapless::Vec<Service, MAX_SERVICES>,
+    #[serde(default)]
+    pub lan_tcp_ports: heapless::Vec<Port, MAX_PORTS>,
+    #[serde(default)]
+    pub lan_udp_ports: heapless::Vec<Port, MAX_PORTS>,
+    /// What the WAN may reach (new connections). Default: nothing.
+    #[serde(default)]
+    pub wan_services: heapless::Vec<Service, MAX_SERVICES>,
+    #[serde(default)]
+    pub wan_tcp_ports: heapless::Vec<Port, MAX_PORTS>,
+    #[serde(default)]
+    pub wan_udp_ports: heapless::Vec<Port, MAX_PORTS>,
+    /// The port mountd is pinned to (Debian: RPCMOUNTDOPTS="--port N").
+    #[serde(default = "mountd_default")]
+    pub mountd_port: Port,
+    /// Rate-limited logging of dropped WAN packets.
+    #[serde(default = "yes")]
+    pub log: bool,
+    /// Log at most this many packets a minute.
+    #[serde(default = "log_rate_default")]
+    pub log_rate: u32,
+    /// Route LAN to WAN with masquerade. Needs connection tracking.
+    #[serde(default)]
+    pub forward: bool,
+}
+
+impl Default for Firewall {
+    fn default() -> Self {
+        Firewall {
+            profile: Profile::default(),
+            backend: Backend::default(),
+            lan_services: lan_all(),
+            lan_tcp_ports: heapless::Vec::new(),
+            lan_udp_ports: heapless::Vec::new(),
+            wan_services: heapless::Vec::new(),
+            wan_tcp_ports: heapless::Vec::new(),
+            wan_udp_ports: heapless::Vec::new(),
+            mountd_port: mountd_default(),
+            log: true,
+            log_rate: log_rate_default(),
+            forward: false,
+        }
+    }
+}
+
+fn lan_all() -> heapless::Vec<Service, MAX_SERVICES> {
+    let mut v = heapless::Vec::new();
+    v.push(Service::All).expect("capacity");
+    v
+}
+
+fn mountd_default() -> Port {
+    Port::new(32767).expect("nonzero")
+}
+
+fn log_rate_default() -> u32 {
+    10
+}
+
+fn yes() -> bool {
+    true
+}

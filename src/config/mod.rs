@@ -1,0 +1,216 @@
+//! The profile: TOML parsed through serde into a validated model of fixed
+//! capacity. Unknown keys are rejected; every error names the file, the
+//! line and column, and the key.
+//!
+//! Stages: `parse` (toml + serde, newtypes validate single values) then
+//! `validate` (rules that span several values: duplicates, zones,
+//! reachability). Nothing here touches the system.
+
+pub mod firewall;
+pub mod net;
+pub mod nfs;
+pub mod system;
+pub mod types;
+pub mod validate;
+pub mod watchdog;
+
+use std::fmt;
+use std::ops::Range;
+
+use serde::Deserialize;
+
+pub use validate::Warning;
+
+/// Interfaces per profile.
+pub const MAX_INTERFACES: usize = 8;
+
+/// `[board]`: which board this profile is for.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    /// Short name, e.g. "bubba2".
+    pub name: types::Name,
+    /// Free text for humans.
+    pub description: Option<heapless::String<96>>,
+}
+
+/// A whole profile.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub board: Board,
+    #[serde(default)]
+    pub sysctl: system::Sysctl,
+    #[serde(default)]
+    pub interface: heapless::Vec<net::Interface, MAX_INTERFACES>,
+    /// Absent means the default: the stateless profile.
+    #[serde(default)]
+    pub firewall: firewall::Firewall,
+    #[serde(default)]
+    pub nfs: nfs::Nfs,
+    #[serde(default)]
+    pub storage: heapless::Vec<system::Storage, { system::MAX_STORAGE }>,
+    pub watchdog: Option<watchdog::Watchdog>,
+}
+
+/// A profile error: where it is and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    /// The key path, e.g. `interface[1].name`.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}: {}",
+            self.file, self.line, self.column, self.key, self.message
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A parsed, validated profile and the warnings it raised.
+#[derive(Debug)]
+pub struct Loaded {
+    pub profile: Profile,
+    pub warnings: Vec<Warning>,
+}
+
+/// The text of a profile and the name to report it under.
+pub struct Source<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
+impl Source<'_> {
+    /// 1-based line and column of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text.as_bytes()[..offset];
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
+        let column = self.text[line_start..offset].chars().count() + 1;
+        (line, column)
+    }
+
+    /// An error at a span.
+    pub fn error(&self, span: Option<Range<usize>>, key: &str, message: impl Into<String>) -> ConfigError {
+        let (line, column) = span.map_or((1, 1), |s| self.line_col(s.start));
+        ConfigError {
+            file: self.file.to_string(),
+            line,
+            column,
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The key written on the line at `offset`, for syntax errors that
+    /// carry no key path: the text before `=`, or a `[table]` header.
+    fn key_on_line(&self, offset: usize) -> String {
+        let offset = offset.min(self.text.len());
+        let start = self.text[..offset].rfind('\n').map_or(0, |p| p + 1);
+        let end = self.text[start..].find('\n').map_or(self.text.len(), |p| start + p);
+        let line = self.text[start..end].trim();
+        let key = match line.split_once('=') {
+            Some((k, _)) => k.trim(),
+            None => line.trim_matches(|c| c == '[' || c == ']').trim(),
+        };
+        if key.is_empty() {
+            "(top level)".to_string()
+        } else {
+            key.chars().take(40).collect()
+        }
+    }
+}
+
+/// Parse and validate a profile held in memory.
+pub fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
+    let de = toml::Deserializer::parse(src.text).map_err(|e| {
+        let span = e.span();
+        let key = span.clone().map_or_else(|| "(top level)".to_string(), |s| src.key_on_line(s.start));
+        src.error(span, &key, first_line(e.message()))
+    })?;
+    let profile: Profile = serde_path_to_error::deserialize(de).map_err(|e| {
+        // Spanned<T> shows up in the path as a private field; drop it.
+        let path = e.path().to_string().replace(".$__serde_spanned_private_value", "");
+        let inner = e.into_inner();
+        let message = first_line(inner.message());
+        let at_top = path == "." || path.is_empty();
+        // A missing field is reported at its table; name the field itself.
+        let missing = message.strip_prefix("missing field `").and_then(|r| r.split('`').next());
+        let key = match (at_top, missing) {
+            (true, Some(field)) => field.to_string(),
+            (false, Some(field)) => format!("{path}.{field}"),
+            (true, None) => "(top level)".to_string(),
+            (false, None) => path,
+        };
+        let message = match message.strip_prefix("invalid length ") {
+            Some(rest) if rest.ends_with("expected a sequence") => {
+                let n = rest.split(',').next().unwrap_or("?");
+                match capacity_of(&key) {
+                    Some(cap) => format!("{n} entries; at most {cap} are allowed"),
+                    None => format!("{n} entries is too many"),
+                }
+            }
+            _ => message,
+        };
+        src.error(inner.span(), &key, message)
+    })?;
+    let warnings = validate::validate(&profile, src)?;
+    Ok(Loaded { profile, warnings })
+}
+
+/// Parse raw bytes: the profile must be UTF-8 text.
+pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, ConfigError> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let good = Source { file, text: std::str::from_utf8(&bytes[..e.valid_up_to()]).expect("valid prefix") };
+            let (line, column) = good.line_col(e.valid_up_to());
+            return Err(ConfigError {
+                file: file.to_string(),
+                line,
+                column,
+                key: "(none)".to_string(),
+                message: format!("not UTF-8 text (bad byte at offset {})", e.valid_up_to()),
+            });
+        }
+    };
+    if bytes.contains(&0) {
+        let src = Source { file, text };
+        let at = bytes.iter().position(|b| *b == 0).expect("contains");
+        return Err(src.error(Some(at..at), "(none)", "a NUL byte: this is not a text profile"));
+    }
+    parse(&Source { file, text })
+}
+
+/// The fixed capacity behind a list key, for "too many" errors.
+fn capacity_of(key: &str) -> Option<usize> {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    Some(match last {
+        "interface" => MAX_INTERFACES,
+        "address" => net::MAX_ADDRESSES,
+        "route" => net::MAX_ROUTES,
+        "export" => nfs::MAX_EXPORTS,
+        "clients" => nfs::MAX_CLIENTS,
+        "storage" => system::MAX_STORAGE,
+        "lan_services" | "wan_services" => firewall::MAX_SERVICES,
+        "lan_tcp_ports" | "lan_udp_ports" | "wan_tcp_ports" | "wan_udp_ports" => firewall::MAX_PORTS,
+        _ => return None,
+    })
+}
+
+fn first_line(msg: &str) -> String {
+    msg.lines().next().unwrap_or("").trim().to_string()
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,140 @@
+//! `[[interface]]`: one table per NIC.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::types::{IfName, IpNet, MacAddr, SysctlKey, SysctlValue};
+
+/// Addresses per interface.
+pub const MAX_ADDRESSES: usize = 8;
+/// Static routes per interface.
+pub const MAX_ROUTES: usize = 16;
+/// Per-interface sysctls.
+pub const MAX_IF_SYSCTLS: usize = 8;
+
+/// Which firewall zone an interface belongs to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Trusted side: storage clients.
+    Lan,
+    /// Untrusted side: default-deny inbound.
+    Wan,
+    /// In no zone. Refused when the firewall is on.
+    #[default]
+    None,
+}
+
+/// How the interface gets its addresses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// The addresses listed in the profile.
+    #[default]
+    Static,
+    /// The board's DHCP client (udhcpc or dhclient on PATH).
+    Dhcp,
+    /// Link settings only, no addresses.
+    Manual,
+}
+
+/// MTU: 68 (the IPv4 minimum, RFC 791) to 65535. The driver's own maximum
+/// is checked by the kernel when applying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mtu(pub u32);
+
+impl<'de> Deserialize<'de> for Mtu {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::types::int_in_range(d, 68, 65535, "MTU").map(|n| Mtu(n as u32))
+    }
+}
+
+/// A static route through this interface.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    /// Destination network.
+    pub to: Spanned<IpNet>,
+    /// Gateway; on-link when absent.
+    pub via: Option<Spanned<std::net::IpAddr>>,
+    /// Route metric.
+    pub metric: Option<u32>,
+}
+
+/// Link speed/duplex forced through ethtool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Duplex {
+    Half,
+    Full,
+}
+
+/// ethtool settings (SIOCETHTOOL). Every field is optional: unset means
+/// "leave the driver's value alone".
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ethtool {
+    /// RX ring entries; clamped to the driver's maximum (ETHTOOL_GRINGPARAM).
+    pub rx_ring: Option<u32>,
+    /// TX ring entries; clamped likewise.
+    pub tx_ring: Option<u32>,
+    pub tso: Option<bool>,
+    pub gso: Option<bool>,
+    pub gro: Option<bool>,
+    pub rx_checksum: Option<bool>,
+    pub tx_checksum: Option<bool>,
+    pub sg: Option<bool>,
+    /// Interrupt coalescing, microseconds.
+    pub rx_usecs: Option<u32>,
+    pub tx_usecs: Option<u32>,
+    /// Pause frames.
+    pub pause_autoneg: Option<bool>,
+    pub pause_rx: Option<bool>,
+    pub pause_tx: Option<bool>,
+    /// Link: Mb/s, duplex, autonegotiation.
+    pub speed: Option<u32>,
+    pub duplex: Option<Duplex>,
+    pub autoneg: Option<bool>,
+}
+
+/// One `[[interface]]` table.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interface {
+    pub name: Spanned<IfName>,
+    #[serde(default)]
+    pub role: Role,
+    #[serde(default)]
+    pub method: Method,
+    /// Administratively up (default) or down.
+    #[serde(default = "yes")]
+    pub up: bool,
+    pub mtu: Option<Mtu>,
+    pub txqueuelen: Option<u32>,
+    pub mac: Option<MacAddr>,
+    /// Leave promiscuous mode off (default) or on.
+    #[serde(default)]
+    pub promisc: bool,
+    /// IPv4 and IPv6 addresses with prefix, e.g. "192.168.1.2/24".
+    #[serde(default)]
+    pub address: heapless::Vec<Spanned<IpNet>, MAX_ADDRESSES>,
+    pub gateway: Option<Spanned<Ipv4Addr>>,
+    pub gateway6: Option<Spanned<Ipv6Addr>>,
+    #[serde(default)]
+    pub route: heapless::Vec<Route, MAX_ROUTES>,
+    /// net.ipv6.conf.IF.accept_ra (0, 1 or 2).
+    pub accept_ra: Option<u8>,
+    /// Wait up to this many seconds for carrier after bringing the link up.
+    pub carrier_timeout: Option<u32>,
+    pub ethtool: Option<Ethtool>,
+    /// Per-interface sysctls, relative to net.ipv4.conf.IF / net.ipv6.conf.IF,
+    /// written as e.g. "ipv4.rp_filter" = 1.
+    #[serde(default)]
+    pub sysctl: heapless::LinearMap<SysctlKey, SysctlValue, MAX_IF_SYSCTLS>,
+}
+
+fn yes() -> bool {
+    true
+}

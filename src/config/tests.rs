@@ -1,0 +1,93 @@
+//! Profile parsing: good profiles, and a table of bad ones. Every bad
+//! profile must give the file, line, column and key, and nothing else.
+
+use super::*;
+
+fn parse_str(text: &str) -> Result<Loaded, ConfigError> {
+    parse_bytes("test.toml", text.as_bytes())
+}
+
+const MINIMAL: &str = "[board]\nname = \"t\"\n";
+
+#[test]
+fn minimal_profile_defaults_to_a_stateless_firewall() {
+    let l = parse_str(MINIMAL).unwrap();
+    assert_eq!(l.profile.firewall.profile, firewall::Profile::Stateless);
+    assert!(l.profile.interface.is_empty());
+    assert!(l.profile.watchdog.is_none());
+    assert!(l.warnings.is_empty());
+}
+
+#[test]
+fn line_and_column_are_one_based() {
+    let src = Source { file: "f", text: "ab\ncd\n" };
+    assert_eq!(src.line_col(0), (1, 1));
+    assert_eq!(src.line_col(4), (2, 2));
+}
+
+/// (name, profile text, line, column, key, part of the message)
+pub const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
+    ("ifname 16 bytes", "[board]\nname = \"t\"\n[[interface]]\nname = \"abcdefghijklmnop\"\nrole = \"lan\"\n", 4, 8, "interface[0].name", "16 bytes"),
+    ("prefix /33", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\naddress = [\"10.0.0.1/33\"]\n", 6, 12, "interface[0].address[0]", "/33"),
+    ("port 70000", "[board]\nname = \"t\"\n[firewall]\nlan_tcp_ports = [22, 70000]\n", 4, 22, "firewall.lan_tcp_ports[1]", "70000"),
+    ("port 0", "[board]\nname = \"t\"\n[firewall]\nwan_tcp_ports = [0]\n", 4, 18, "firewall.wan_tcp_ports[0]", "port 0"),
+    ("relative export path", "[board]\nname = \"t\"\n[[nfs.export]]\npath = \"srv/nfs\"\n", 4, 8, "nfs.export[0].path", "absolute"),
+    ("newline in export path", "[board]\nname = \"t\"\n[[nfs.export]]\npath = \"/srv/a\\nb\"\n", 4, 8, "nfs.export[0].path", "control character"),
+    ("duplicate interface", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n", 7, 8, "interface[1].name", "already defined"),
+    ("unknown key (typo)", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\nmtuu = 1500\n", 6, 1, "interface[0].mtuu", "unknown field `mtuu`"),
+    ("unknown section", "[board]\nname = \"t\"\n[firewal]\nprofile = \"off\"\n", 3, 2, "firewal", "unknown field `firewal`"),
+    ("wrong type", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\nmtu = \"big\"\n", 6, 7, "interface[0].mtu", "expected an integer from 68 to 65535"),
+    ("empty file", "", 1, 1, "board", "missing field `board`"),
+    ("syntax error", "[board]\nname = \"t\"\nmtu = = 3\n", 3, 7, "mtu", ""),
+    ("mtu below 68", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\nmtu = 67\n", 6, 7, "interface[0].mtu", "68 to 65535"),
+    ("malformed MAC", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\nmac = \"00:11:22:33:44\"\n", 6, 7, "interface[0].mac", "not a MAC"),
+    ("multicast MAC", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\nmac = \"01:00:5e:00:00:01\"\n", 6, 7, "interface[0].mac", "multicast"),
+    ("duplicate address", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\naddress = [\"10.0.0.1/24\", \"10.0.0.1/16\"]\n", 6, 27, "interface[0].address[1]", "assigned twice"),
+    ("gateway unreachable", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\naddress = [\"10.0.0.2/24\"]\ngateway = \"10.9.9.1\"\n", 7, 11, "interface[0].gateway", "unreachable"),
+    ("route via unreachable", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\naddress = [\"10.0.0.2/24\"]\nroute = [{ to = \"10.8.0.0/16\", via = \"10.7.0.1\" }]\n", 7, 38, "interface[0].route[0].via", "unreachable"),
+    ("interface in no zone", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\n", 4, 8, "interface[0].role", "no zone"),
+    ("unknown service", "[board]\nname = \"t\"\n[firewall]\nlan_services = [\"ssh\", \"telnet\"]\n", 4, 24, "firewall.lan_services[1]", "unknown variant `telnet`"),
+    ("same export twice", "[board]\nname = \"t\"\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/24\"]\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/24\"]\n", 8, 12, "nfs.export[1].clients[0]", "twice"),
+    ("export client /33", "[board]\nname = \"t\"\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/33\"]\n", 5, 12, "nfs.export[0].clients[0]", "/33"),
+    ("watchdog timeout 0", "[board]\nname = \"t\"\n[watchdog]\ntimeout = 0\n", 4, 11, "watchdog.timeout", "out of range"),
+    ("interval over timeout", "[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\ninterval = 20\n", 5, 1, "watchdog.interval", "not shorter"),
+    ("too many interfaces", "[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n[[interface]]\nname = \"a0\"\n[[interface]]\nname = \"a1\"\n[[interface]]\nname = \"a2\"\n[[interface]]\nname = \"a3\"\n[[interface]]\nname = \"a4\"\n[[interface]]\nname = \"a5\"\n[[interface]]\nname = \"a6\"\n[[interface]]\nname = \"a7\"\n[[interface]]\nname = \"a8\"\n", 5, 1, "interface", "9 entries; at most 8"),
+    ("missing board name", "[board]\n", 1, 1, "board.name", "missing field `name`"),
+];
+
+#[test]
+fn bad_profiles_name_file_line_column_and_key() {
+    assert!(BAD.len() >= 20);
+    for (name, text, line, column, key, msg) in BAD {
+        let e = match parse_str(text) {
+            Ok(_) => panic!("{name}: accepted"),
+            Err(e) => e,
+        };
+        assert_eq!(e.file, "test.toml", "{name}");
+        assert_eq!((e.line, e.column), (*line, *column), "{name}: {e}");
+        assert_eq!(e.key, *key, "{name}: {e}");
+        assert!(e.message.contains(msg), "{name}: `{}` lacks `{msg}`", e.message);
+        let shown = e.to_string();
+        assert!(shown.starts_with(&format!("test.toml:{line}:{column}: {key}: ")), "{name}: {shown}");
+    }
+}
+
+#[test]
+fn binary_garbage_is_refused_with_its_offset() {
+    let e = parse_bytes("g.toml", b"[board]\nname = \"t\"\n\xff\xfe\x00junk").unwrap_err();
+    assert_eq!((e.line, e.column), (3, 1), "{e}");
+    assert!(e.message.contains("not UTF-8"), "{e}");
+    let e = parse_bytes("g.toml", b"[board]\x00\n").unwrap_err();
+    assert!(e.message.contains("NUL"), "{e}");
+    assert_eq!((e.line, e.column), (1, 8));
+}
+
+#[test]
+fn warnings_for_async_and_squashed_rw() {
+    let l = parse_str(
+        "[board]\nname = \"t\"\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"*\"]\nrw = true\nsquash = \"all\"\nsync = false\n",
+    )
+    .unwrap();
+    let keys: Vec<&str> = l.warnings.iter().map(|w| w.0.key.as_str()).collect();
+    assert_eq!(keys, ["nfs.export[0].anonuid", "nfs.export[0].sync"]);
+}

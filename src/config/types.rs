@@ -1,0 +1,475 @@
+//! Newtypes that validate at the edge. Everything past the parser trusts
+//! these types: an `IfName` fits IFNAMSIZ, a `Port` is 1..=65535, an
+//! `AbsPath` is absolute and has no control characters, and so on.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::str::FromStr;
+
+use serde::de::{self, Deserialize, Deserializer};
+
+/// Declares a newtype that deserialises from a string through `FromStr`.
+macro_rules! from_str_deserialize {
+    ($t:ty, $what:literal) => {
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl de::Visitor<'_> for V {
+                    type Value = $t;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$t, E> {
+                        s.parse().map_err(E::custom)
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
+    };
+}
+
+/// A network interface name: 1 to 15 bytes (the kernel's IFNAMSIZ is 16
+/// with the terminating NUL, include/uapi/linux/if.h), no '/', ':' or
+/// white space, and not "." or "..".
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IfName(heapless::String<15>);
+
+impl IfName {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for IfName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.is_empty() {
+            return Err("an interface name cannot be empty".into());
+        }
+        if s.len() > 15 {
+            return Err(format!(
+                "interface name `{s}` is {} bytes; the kernel allows 15 (IFNAMSIZ)",
+                s.len()
+            ));
+        }
+        if s == "." || s == ".." || s.chars().any(|c| c == '/' || c == ':' || c.is_whitespace() || c.is_control()) {
+            return Err(format!("`{}` is not a valid interface name", s.escape_debug()));
+        }
+        Ok(IfName(heapless::String::try_from(s).expect("length checked")))
+    }
+}
+from_str_deserialize!(IfName, "an interface name of at most 15 bytes");
+
+impl fmt::Display for IfName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An address with its prefix length, IPv4 or IPv6: `192.168.1.2/24`,
+/// `fd00::1/64`. The prefix is checked against the family (at most 32 or 128).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IpNet {
+    pub addr: IpAddr,
+    pub prefix: u8,
+}
+
+impl IpNet {
+    pub fn is_v4(&self) -> bool {
+        self.addr.is_ipv4()
+    }
+
+    /// The network address (host bits cleared).
+    pub fn network(&self) -> IpAddr {
+        match self.addr {
+            IpAddr::V4(a) => {
+                let bits = u32::from(a) & mask_v4(self.prefix);
+                IpAddr::V4(Ipv4Addr::from(bits))
+            }
+            IpAddr::V6(a) => {
+                let bits = u128::from(a) & mask_v6(self.prefix);
+                IpAddr::V6(Ipv6Addr::from(bits))
+            }
+        }
+    }
+
+    /// The IPv4 broadcast address of this network (None for IPv6 and /31, /32).
+    pub fn broadcast(&self) -> Option<Ipv4Addr> {
+        match self.addr {
+            IpAddr::V4(a) if self.prefix < 31 => Some(Ipv4Addr::from(u32::from(a) | !mask_v4(self.prefix))),
+            _ => None,
+        }
+    }
+
+    /// Whether `ip` is inside this network.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.addr, ip) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                let m = mask_v4(self.prefix);
+                u32::from(n) & m == u32::from(a) & m
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => {
+                let m = mask_v6(self.prefix);
+                u128::from(n) & m == u128::from(a) & m
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The netmask for an IPv4 prefix length (0..=32).
+pub fn mask_v4(prefix: u8) -> u32 {
+    if prefix == 0 {
+        0
+    } else {
+        u32::MAX << (32 - u32::from(prefix))
+    }
+}
+
+fn mask_v6(prefix: u8) -> u128 {
+    if prefix == 0 {
+        0
+    } else {
+        u128::MAX << (128 - u32::from(prefix))
+    }
+}
+
+impl FromStr for IpNet {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (a, p) = s
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}` needs a prefix length, e.g. 192.168.1.2/24"))?;
+        let addr: IpAddr = a.parse().map_err(|_| format!("`{a}` is not an IP address"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix: u8 = p
+            .parse()
+            .ok()
+            .filter(|n| *n <= max)
+            .ok_or_else(|| format!("prefix /{p} is out of range for {a} (0 to {max})"))?;
+        Ok(IpNet { addr, prefix })
+    }
+}
+from_str_deserialize!(IpNet, "an address with a prefix, such as 192.168.1.2/24");
+
+impl fmt::Display for IpNet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+/// A TCP or UDP port, 1..=65535.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Port(u16);
+
+impl Port {
+    pub const fn new(n: u16) -> Option<Port> {
+        if n == 0 {
+            None
+        } else {
+            Some(Port(n))
+        }
+    }
+    pub fn get(self) -> u16 {
+        self.0
+    }
+}
+
+/// Deserialise an integer and check it lies in `lo..=hi`; the error names
+/// `what` and the range.
+pub fn int_in_range<'de, D: Deserializer<'de>>(d: D, lo: i64, hi: i64, what: &'static str) -> Result<i64, D::Error> {
+    struct V(i64, i64, &'static str);
+    impl de::Visitor<'_> for V {
+        type Value = i64;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "an integer from {} to {}", self.0, self.1)
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> Result<i64, E> {
+            if (self.0..=self.1).contains(&n) {
+                Ok(n)
+            } else {
+                Err(E::custom(format!("{} {n} is out of range ({} to {})", self.2, self.0, self.1)))
+            }
+        }
+    }
+    d.deserialize_i64(V(lo, hi, what))
+}
+
+impl<'de> Deserialize<'de> for Port {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        int_in_range(d, 1, 65535, "port").map(|n| Port(n as u16))
+    }
+}
+
+impl fmt::Display for Port {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// An Ethernet MAC address for an interface: six octets, colon separated,
+/// unicast (not multicast, not broadcast) and not all zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MacAddr(pub [u8; 6]);
+
+impl FromStr for MacAddr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a MAC address like 02:00:00:00:00:01");
+        let mut out = [0u8; 6];
+        let mut parts = s.split(':');
+        for byte in out.iter_mut() {
+            let p = parts.next().ok_or_else(bad)?;
+            if p.len() != 2 {
+                return Err(bad());
+            }
+            *byte = u8::from_str_radix(p, 16).map_err(|_| bad())?;
+        }
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        if out == [0xff; 6] {
+            return Err(format!("`{s}` is the broadcast address, not an interface address"));
+        }
+        if out[0] & 1 == 1 {
+            return Err(format!("`{s}` is a multicast address (low bit of the first octet set)"));
+        }
+        if out == [0; 6] {
+            return Err(format!("`{s}` is all zeros"));
+        }
+        Ok(MacAddr(out))
+    }
+}
+from_str_deserialize!(MacAddr, "a MAC address like 02:00:00:00:00:01");
+
+impl fmt::Display for MacAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.0;
+        write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5])
+    }
+}
+
+/// An absolute path with no control characters (newlines included), at
+/// most 255 bytes. Used for export paths, devices and pidfiles.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AbsPath(heapless::String<255>);
+
+impl AbsPath {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    pub fn as_path(&self) -> &std::path::Path {
+        std::path::Path::new(self.0.as_str())
+    }
+}
+
+impl FromStr for AbsPath {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if !s.starts_with('/') {
+            return Err(format!("`{}` is not an absolute path", s.escape_debug()));
+        }
+        if let Some(c) = s.chars().find(|c| c.is_control()) {
+            return Err(format!(
+                "path `{}` contains the control character {:?}",
+                s.escape_debug(),
+                c
+            ));
+        }
+        if s.split('/').any(|part| part == "..") {
+            return Err(format!("path `{s}` contains `..`"));
+        }
+        heapless::String::try_from(s)
+            .map(AbsPath)
+            .map_err(|_| format!("path is {} bytes; at most 255 are allowed", s.len()))
+    }
+}
+from_str_deserialize!(AbsPath, "an absolute path");
+
+impl fmt::Display for AbsPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A short name: a label, a block device, a board name. 1 to 31 bytes of
+/// [A-Za-z0-9_.-].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name(heapless::String<31>);
+
+impl Name {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for Name {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.is_empty() || s.len() > 31 {
+            return Err(format!("`{s}` must be 1 to 31 bytes"));
+        }
+        if !s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')) || s == "." || s == ".." {
+            return Err(format!("`{}` may only hold letters, digits, `_`, `.` and `-`", s.escape_debug()));
+        }
+        Ok(Name(heapless::String::try_from(s).expect("length checked")))
+    }
+}
+from_str_deserialize!(Name, "a short name of letters, digits, `_`, `.` and `-`");
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A sysctl name in dotted form, such as `net.core.rmem_max`. Up to 63
+/// bytes of [a-z0-9_.-]; maps to a file under /proc/sys.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SysctlKey(heapless::String<63>);
+
+impl SysctlKey {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    /// The path below /proc/sys: dots become slashes.
+    pub fn proc_path(&self) -> String {
+        self.0.replace('.', "/")
+    }
+}
+
+impl FromStr for SysctlKey {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let ok_chars = s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '.' | '-'));
+        if s.is_empty() || !ok_chars || s.split('.').any(str::is_empty) {
+            return Err(format!("`{}` is not a sysctl name like net.core.rmem_max", s.escape_debug()));
+        }
+        heapless::String::try_from(s)
+            .map(SysctlKey)
+            .map_err(|_| format!("sysctl name `{s}` is longer than 63 bytes"))
+    }
+}
+from_str_deserialize!(SysctlKey, "a sysctl name like net.core.rmem_max");
+
+impl fmt::Display for SysctlKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A sysctl value: an integer, or up to 63 bytes of printable text
+/// (several numbers separated by spaces, as tcp_rmem takes).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SysctlValue(heapless::String<63>);
+
+impl SysctlValue {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for SysctlValue {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.is_empty() || s.chars().any(|c| c.is_control()) {
+            return Err(format!("`{}` is not a sysctl value", s.escape_debug()));
+        }
+        heapless::String::try_from(s)
+            .map(SysctlValue)
+            .map_err(|_| format!("sysctl value is {} bytes; at most 63", s.len()))
+    }
+}
+
+impl<'de> Deserialize<'de> for SysctlValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = SysctlValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer or a string")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<SysctlValue, E> {
+                n.to_string().parse().map_err(E::custom)
+            }
+            fn visit_bool<E: de::Error>(self, b: bool) -> Result<SysctlValue, E> {
+                Ok(if b { "1" } else { "0" }.parse().expect("valid"))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<SysctlValue, E> {
+                s.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl fmt::Display for SysctlValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ifname_bounds() {
+        assert!("eth0".parse::<IfName>().is_ok());
+        assert!("abcdefghijklmno".parse::<IfName>().is_ok());
+        let e = "abcdefghijklmnop".parse::<IfName>().unwrap_err();
+        assert!(e.contains("16 bytes"), "{e}");
+        for bad in ["", "a/b", "a b", ".", "..", "eth0:1"] {
+            assert!(bad.parse::<IfName>().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn ipnet_prefix_checked_per_family() {
+        assert_eq!("10.0.0.1/8".parse::<IpNet>().unwrap().prefix, 8);
+        assert!("10.0.0.1/33".parse::<IpNet>().unwrap_err().contains("/33"));
+        assert!("fd00::1/128".parse::<IpNet>().is_ok());
+        assert!("fd00::1/129".parse::<IpNet>().is_err());
+        assert!("10.0.0.1".parse::<IpNet>().is_err());
+    }
+
+    #[test]
+    fn ipnet_network_maths() {
+        let n: IpNet = "192.168.10.7/24".parse().unwrap();
+        assert_eq!(n.network().to_string(), "192.168.10.0");
+        assert_eq!(n.broadcast().unwrap().to_string(), "192.168.10.255");
+        assert!(n.contains("192.168.10.200".parse().unwrap()));
+        assert!(!n.contains("192.168.11.1".parse().unwrap()));
+        let z: IpNet = "0.0.0.0/0".parse().unwrap();
+        assert!(z.contains("8.8.8.8".parse().unwrap()));
+        let v6: IpNet = "fd00:1::5/64".parse().unwrap();
+        assert!(v6.contains("fd00:1::9".parse().unwrap()));
+    }
+
+    #[test]
+    fn mac_rules() {
+        assert_eq!("02:00:00:00:00:01".parse::<MacAddr>().unwrap().to_string(), "02:00:00:00:00:01");
+        assert!("ff:ff:ff:ff:ff:ff".parse::<MacAddr>().unwrap_err().contains("broadcast"));
+        assert!("01:00:5e:00:00:01".parse::<MacAddr>().unwrap_err().contains("multicast"));
+        for bad in ["02:00:00:00:00", "02:00:00:00:00:01:02", "zz:00:00:00:00:01", "2:0:0:0:0:1"] {
+            assert!(bad.parse::<MacAddr>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn abspath_rules() {
+        assert!("/srv/nfs/share one".parse::<AbsPath>().is_ok());
+        assert!("srv".parse::<AbsPath>().unwrap_err().contains("absolute"));
+        assert!("/srv/a\nb".parse::<AbsPath>().unwrap_err().contains("control"));
+        assert!("/srv/../etc".parse::<AbsPath>().is_err());
+    }
+
+    #[test]
+    fn sysctl_key_to_proc_path() {
+        let k: SysctlKey = "net.ipv4.conf.eth0.rp_filter".parse().unwrap();
+        assert_eq!(k.proc_path(), "net/ipv4/conf/eth0/rp_filter");
+        assert!("net..core".parse::<SysctlKey>().is_err());
+        assert!("Net.Core".parse::<SysctlKey>().is_err());
+    }
+}

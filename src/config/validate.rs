@@ -1,0 +1,271 @@
+//! Rules that span several values. Runs after serde has checked each value.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use super::firewall::{Profile as FwProfile, Service};
+use super::net::{Method, Role};
+use super::nfs::Squash;
+use super::{ConfigError, Profile, Source};
+
+/// Something suspicious but allowed (an error under `--strict`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning(pub ConfigError);
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (warning)", self.0)
+    }
+}
+
+/// Check the whole profile. The first error stops validation.
+pub fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigError> {
+    let mut warnings = Vec::new();
+    interfaces(p, src)?;
+    firewall(p, src)?;
+    exports(p, src, &mut warnings)?;
+    watchdog(p, src, &mut warnings)?;
+    storage(p, src)?;
+    Ok(warnings)
+}
+
+fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
+    for (i, iface) in p.interface.iter().enumerate() {
+        let key = |k: &str| format!("interface[{i}].{k}");
+        let name = iface.name.get_ref();
+        if let Some(j) = p.interface[..i].iter().position(|o| o.name.get_ref() == name) {
+            return Err(src.error(
+                Some(iface.name.span()),
+                &key("name"),
+                format!("interface `{name}` is already defined by interface[{j}]"),
+            ));
+        }
+        if iface.method == Method::Dhcp && !iface.address.iter().all(|a| !a.get_ref().is_v4()) {
+            let a = iface.address.iter().find(|a| a.get_ref().is_v4()).expect("found");
+            return Err(src.error(
+                Some(a.span()),
+                &key("address"),
+                format!("`{name}` uses method = \"dhcp\"; a static IPv4 address cannot be set too"),
+            ));
+        }
+        for (k, a) in iface.address.iter().enumerate() {
+            let dup_here = iface.address[..k].iter().any(|o| o.get_ref().addr == a.get_ref().addr);
+            let dup_other = p.interface[..i]
+                .iter()
+                .any(|o| o.address.iter().any(|x| x.get_ref().addr == a.get_ref().addr));
+            if dup_here || dup_other {
+                return Err(src.error(
+                    Some(a.span()),
+                    &format!("interface[{i}].address[{k}]"),
+                    format!("address {} is assigned twice", a.get_ref().addr),
+                ));
+            }
+        }
+        let on_link = |gw: IpAddr| iface.address.iter().any(|a| a.get_ref().contains(gw));
+        if let Some(gw) = &iface.gateway {
+            if iface.method == Method::Static && !on_link(IpAddr::V4(*gw.get_ref())) {
+                return Err(src.error(
+                    Some(gw.span()),
+                    &key("gateway"),
+                    format!("gateway {} is not inside any address of `{name}`: unreachable", gw.get_ref()),
+                ));
+            }
+        }
+        if let Some(gw) = &iface.gateway6 {
+            let gw6 = IpAddr::V6(*gw.get_ref());
+            let link_local = gw.get_ref().segments()[0] & 0xffc0 == 0xfe80;
+            if !link_local && !on_link(gw6) {
+                return Err(src.error(
+                    Some(gw.span()),
+                    &key("gateway6"),
+                    format!("gateway6 {} is neither link-local nor inside an address of `{name}`", gw.get_ref()),
+                ));
+            }
+        }
+        for (r, route) in iface.route.iter().enumerate() {
+            if let Some(via) = &route.via {
+                if via.get_ref().is_ipv4() != route.to.get_ref().is_v4() {
+                    return Err(src.error(
+                        Some(via.span()),
+                        &format!("interface[{i}].route[{r}].via"),
+                        "the gateway and the destination are of different IP families",
+                    ));
+                }
+                if iface.method == Method::Static && !on_link(*via.get_ref()) {
+                    return Err(src.error(
+                        Some(via.span()),
+                        &format!("interface[{i}].route[{r}].via"),
+                        format!("gateway {} is not inside any address of `{name}`: unreachable", via.get_ref()),
+                    ));
+                }
+            }
+        }
+        if let Some(ra) = iface.accept_ra {
+            if ra > 2 {
+                return Err(src.error(
+                    Some(iface.name.span()),
+                    &key("accept_ra"),
+                    format!("accept_ra is 0, 1 or 2, not {ra}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn firewall(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
+    let fw = &p.firewall;
+    if fw.profile == FwProfile::Off {
+        return Ok(());
+    }
+    for (i, iface) in p.interface.iter().enumerate() {
+        if iface.role == Role::None {
+            return Err(src.error(
+                Some(iface.name.span()),
+                &format!("interface[{i}].role"),
+                format!(
+                    "interface `{}` is in no zone; with the firewall on, set role = \"lan\" or \"wan\"",
+                    iface.name.get_ref()
+                ),
+            ));
+        }
+    }
+    if fw.wan_services.contains(&Service::All) {
+        return Err(src.error(
+            span_in(src, "firewall", "wan_services"),
+            "firewall.wan_services",
+            "\"all\" is for the LAN only; list the WAN services one by one",
+        ));
+    }
+    if fw.forward && !p.interface.iter().any(|i| i.role == Role::Wan) {
+        return Err(src.error(span_in(src, "firewall", "forward"), "firewall.forward", "forwarding needs a WAN interface"));
+    }
+    if fw.log_rate == 0 || fw.log_rate > 6000 {
+        return Err(src.error(
+            span_in(src, "firewall", "log_rate"),
+            "firewall.log_rate",
+            format!("log_rate is 1 to 6000 packets a minute, not {}", fw.log_rate),
+        ));
+    }
+    Ok(())
+}
+
+fn exports(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result<(), ConfigError> {
+    for (i, e) in p.nfs.export.iter().enumerate() {
+        for (c, client) in e.clients.iter().enumerate() {
+            let key = format!("nfs.export[{i}].clients[{c}]");
+            crate::nfs::client::Client::parse(client.get_ref()).map_err(|m| src.error(Some(client.span()), &key, m))?;
+            let dup = p.nfs.export[..=i].iter().enumerate().any(|(j, o)| {
+                o.path.get_ref() == e.path.get_ref()
+                    && o.clients.iter().enumerate().any(|(d, oc)| (j < i || d < c) && oc.get_ref() == client.get_ref())
+            });
+            if dup {
+                return Err(src.error(
+                    Some(client.span()),
+                    &key,
+                    format!("{} is exported to `{}` twice", e.path.get_ref(), client.get_ref()),
+                ));
+            }
+        }
+        if e.rw && e.squash == Squash::All && e.anonuid.is_none() {
+            warnings.push(Warning(src.error(
+                Some(e.path.span()),
+                &format!("nfs.export[{i}].anonuid"),
+                format!("{} is rw with all_squash but no anonuid: writes land as nobody (65534)", e.path.get_ref()),
+            )));
+        }
+        if !e.sync {
+            warnings.push(Warning(src.error(
+                Some(e.path.span()),
+                &format!("nfs.export[{i}].sync"),
+                format!("{} is async: a server crash can lose data clients believe written", e.path.get_ref()),
+            )));
+        }
+    }
+    if let Some(t) = p.nfs.threads {
+        if t == 0 || t > 256 {
+            return Err(src.error(span_in(src, "nfs", "threads"), "nfs.threads", format!("threads is 1 to 256, not {t}")));
+        }
+    }
+    if let Some(b) = p.nfs.max_block_size {
+        if !(4096..=1_048_576).contains(&b) || b % 1024 != 0 {
+            return Err(src.error(
+                span_in(src, "nfs", "max_block_size"),
+                "nfs.max_block_size",
+                format!("max_block_size is a multiple of 1024 from 4096 to 1048576, not {b}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn watchdog(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result<(), ConfigError> {
+    let Some(w) = &p.watchdog else { return Ok(()) };
+    if let Some(iv) = w.interval {
+        if iv.0 >= w.timeout.0 {
+            return Err(src.error(
+                span_in(src, "watchdog", "interval"),
+                "watchdog.interval",
+                format!("interval {} s is not shorter than the timeout {} s", iv.0, w.timeout.0),
+            ));
+        }
+        if iv.0 > w.timeout.0 / 2 {
+            warnings.push(Warning(src.error(
+                span_in(src, "watchdog", "interval"),
+                "watchdog.interval",
+                format!("interval {} s is over timeout/2; it will be clamped to {} s", iv.0, (w.timeout.0 / 2).max(1)),
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn storage(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
+    for (i, s) in p.storage.iter().enumerate() {
+        if p.storage[..i].iter().any(|o| o.device.get_ref() == s.device.get_ref()) {
+            return Err(src.error(
+                Some(s.device.span()),
+                &format!("storage[{i}].device"),
+                format!("device `{}` is listed twice", s.device.get_ref()),
+            ));
+        }
+        if let Some(kb) = s.read_ahead_kb {
+            if kb > 65536 {
+                return Err(src.error(
+                    Some(s.device.span()),
+                    &format!("storage[{i}].read_ahead_kb"),
+                    format!("read_ahead_kb {kb} is over 65536"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where `key =` stands inside the `[table]` section, for values that
+/// carry no span of their own. Falls back to the section header, then to
+/// the top of the file.
+fn span_in(src: &Source<'_>, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
+    let header = format!("[{table}]");
+    let mut offset = 0;
+    let mut inside = false;
+    let mut header_at = None;
+    for line in src.text.split_inclusive('\n') {
+        let t = line.trim_start();
+        let lead = line.len() - t.len();
+        if t.starts_with('[') {
+            inside = t.trim_end().starts_with(&header);
+            if inside && header_at.is_none() {
+                header_at = Some(offset + lead..offset + lead + header.len());
+            }
+        } else if inside {
+            if let Some(rest) = t.strip_prefix(key) {
+                if rest.trim_start().starts_with('=') {
+                    return Some(offset + lead..offset + lead + key.len());
+                }
+            }
+        }
+        offset += line.len();
+    }
+    header_at
+}

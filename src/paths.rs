@@ -1,0 +1,29 @@
+//! Every absolute path nasboot touches, in one place. The seams relocate
+//! them under `--root`; nothing else builds absolute paths.
+
+/// The profile read when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = "/etc/nasboot.toml";
+/// Where sysctls live.
+pub const PROC_SYS: &str = "/proc/sys";
+/// Block devices' queue settings (read_ahead_kb).
+pub const SYS_BLOCK: &str = "/sys/block";
+/// The NFS export table.
+pub const EXPORTS: &str = "/etc/exports";
+/// Drop-in export files.
+pub const EXPORTS_D: &str = "/etc/exports.d";
+/// nfsd's control files.
+pub const PROC_NFSD: &str = "/proc/fs/nfsd";
+/// Debian's nfs-kernel-server defaults.
+pub const DEFAULT_NFS_KERNEL_SERVER: &str = "/etc/default/nfs-kernel-server";
+/// nfs-utils' configuration.
+pub const NFS_CONF: &str = "/etc/nfs.conf";
+/// The Samba include nasboot renders.
+pub const SMB_INCLUDE: &str = "/etc/samba/nasboot.conf";
+/// Persistent state (reset history, confirm state). Must survive a reboot.
+pub const STATE_DIR: &str = "/var/lib/nasboot";
+/// Run-time state (pidfile, firewall rollback copy).
+pub const RUN_DIR: &str = "/run/nasboot";
+/// Watchdog devices, in the order tried when the profile names none.
+pub const WATCHDOG_DEVICES: [&str; 2] = ["/dev/watchdog0", "/dev/watchdog"];
+/// The watchdog class in sysfs (min/max timeout on newer kernels).
+pub const SYS_CLASS_WATCHDOG: &str = "/sys/class/watchdog";

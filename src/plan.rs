@@ -1,0 +1,150 @@
+//! The plan: an ordered list of actions, built purely from the profile and
+//! a snapshot of the board's current state. The order is part of the
+//! design and `nasboot plan` prints exactly this order:
+//!
+//! 1. the watchdog is opened first, and petted between all later steps;
+//! 2. sysctls;
+//! 3. the firewall, before any link comes up, so the WAN is never open;
+//! 4. links, addresses and routes;
+//! 5. storage and NFS.
+
+use std::fmt;
+
+use crate::config::Profile;
+use crate::seam::Seams;
+use crate::{firewall, net, nfs, storage, sysctl, watchdog};
+
+/// The phases, in apply order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    Watchdog,
+    Sysctl,
+    Firewall,
+    Links,
+    Storage,
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Phase::Watchdog => "watchdog",
+            Phase::Sysctl => "sysctl",
+            Phase::Firewall => "firewall",
+            Phase::Links => "links",
+            Phase::Storage => "storage",
+        })
+    }
+}
+
+/// One change to make.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Watchdog(watchdog::Action),
+    Sysctl(sysctl::Action),
+    Firewall(firewall::Action),
+    Net(net::Action),
+    Storage(storage::Action),
+    Nfs(nfs::Action),
+}
+
+impl Action {
+    pub fn phase(&self) -> Phase {
+        match self {
+            Action::Watchdog(_) => Phase::Watchdog,
+            Action::Sysctl(_) => Phase::Sysctl,
+            Action::Firewall(_) => Phase::Firewall,
+            Action::Net(_) => Phase::Links,
+            Action::Storage(_) | Action::Nfs(_) => Phase::Storage,
+        }
+    }
+
+    /// A file this action writes, as (title, text), for `plan` to show.
+    pub fn rendered(&self) -> Option<(String, &str)> {
+        match self {
+            Action::Firewall(a) => a.rendered(),
+            Action::Nfs(a) => a.rendered(),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Watchdog(a) => a.fmt(f),
+            Action::Sysctl(a) => a.fmt(f),
+            Action::Firewall(a) => a.fmt(f),
+            Action::Net(a) => a.fmt(f),
+            Action::Storage(a) => a.fmt(f),
+            Action::Nfs(a) => a.fmt(f),
+        }
+    }
+}
+
+/// The board's current state, as far as the plan needs it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    pub sysctl: sysctl::Observed,
+    pub net: net::Observed,
+    pub storage: storage::Observed,
+    pub nfs: nfs::Observed,
+    pub firewall: firewall::Observed,
+}
+
+/// Read the current state through the seams (reads only).
+pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+    Observed {
+        sysctl: sysctl::observe(p, seams),
+        net: net::observe(p, seams),
+        storage: storage::observe(p, seams),
+        nfs: nfs::observe(p, seams),
+        firewall: firewall::observe(p, seams),
+    }
+}
+
+/// Things the plan wants a human to know (e.g. "nfsd is running, so
+/// versions cannot change until it is stopped").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub actions: Vec<Action>,
+    pub notes: Vec<String>,
+}
+
+/// Build the plan. Pure: the same profile and state give the same plan.
+pub fn plan(p: &Profile, now: &Observed) -> Plan {
+    let mut out = Plan::default();
+    out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
+    out.actions.extend(sysctl::plan(p, &now.sysctl).into_iter().map(Action::Sysctl));
+    out.actions.extend(firewall::plan(p, &now.firewall).into_iter().map(Action::Firewall));
+    out.actions.extend(net::plan(p, &now.net).into_iter().map(Action::Net));
+    out.actions.extend(storage::plan(p, &now.storage).into_iter().map(Action::Storage));
+    let (nfs_actions, nfs_notes) = nfs::plan(p, &now.nfs);
+    out.actions.extend(nfs_actions.into_iter().map(Action::Nfs));
+    out.notes.extend(nfs_notes);
+    debug_assert!(out.actions.windows(2).all(|w| w[0].phase() <= w[1].phase()));
+    out
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.actions.is_empty() {
+            writeln!(f, "nothing to do: the board matches the profile")?;
+        }
+        for (i, a) in self.actions.iter().enumerate() {
+            writeln!(f, "{:>3}. {:<8}  {}", i + 1, a.phase(), a)?;
+        }
+        for n in &self.notes {
+            writeln!(f, "note: {n}")?;
+        }
+        for a in &self.actions {
+            if let Some((title, text)) = a.rendered() {
+                writeln!(f, "\n--- {title} ---")?;
+                f.write_str(text)?;
+                if !text.ends_with('\n') {
+                    writeln!(f)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

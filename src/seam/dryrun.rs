@@ -1,0 +1,127 @@
+//! Dry-run seams: read the real system, change nothing, and print each
+//! change they would make (`--dry-run`).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::netif::{LinkState, Netif};
+use super::real::{files::RealFiles, netif::RealNetif, runner::RealRunner, sysctl::RealSysctl, Root};
+use super::watchdog::{WatchdogDevice, WatchdogPort};
+use super::{Cmd, Files, Output, Replaced, Runner, Sysctl};
+use crate::config::types::IfName;
+
+fn say(what: std::fmt::Arguments<'_>) {
+    println!("dry-run: would {what}");
+}
+
+pub struct DryRunFiles {
+    real: RealFiles,
+}
+
+impl DryRunFiles {
+    pub fn new(root: Root) -> Self {
+        DryRunFiles { real: RealFiles::new(root) }
+    }
+}
+
+impl Files for DryRunFiles {
+    fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
+        self.real.read(path)
+    }
+    fn exists(&mut self, path: &Path) -> bool {
+        self.real.exists(path)
+    }
+    fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
+        match self.real.read(path) {
+            Ok(old) if old == data => Ok(Replaced::Unchanged),
+            Ok(_) => {
+                say(format_args!("replace {} ({} bytes), keeping {}.bak", path.display(), data.len(), path.display()));
+                Ok(Replaced::Replaced)
+            }
+            Err(_) => {
+                say(format_args!("create {} ({} bytes)", path.display(), data.len()));
+                Ok(Replaced::Created)
+            }
+        }
+    }
+    fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()> {
+        say(format_args!("write {:?} to {}", String::from_utf8_lossy(data).trim_end(), path.display()));
+        Ok(())
+    }
+}
+
+pub struct DryRunSysctl {
+    real: RealSysctl,
+}
+
+impl DryRunSysctl {
+    pub fn new(root: Root) -> Self {
+        DryRunSysctl { real: RealSysctl::new(root) }
+    }
+}
+
+impl Sysctl for DryRunSysctl {
+    fn get(&mut self, key: &str) -> io::Result<String> {
+        self.real.get(key)
+    }
+    fn set(&mut self, key: &str, value: &str) -> io::Result<()> {
+        say(format_args!("set sysctl {key} = {value}"));
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+pub struct DryRunRunner {
+    real: RealRunner,
+}
+
+impl Runner for DryRunRunner {
+    fn run(&mut self, cmd: &Cmd<'_>) -> io::Result<Output> {
+        match cmd.stdin {
+            Some(data) => say(format_args!("run {} with {} bytes on stdin", cmd.display(), data.len())),
+            None => say(format_args!("run {}", cmd.display())),
+        }
+        Ok(Output { code: Some(0), ..Output::default() })
+    }
+    fn which(&mut self, program: &str) -> Option<PathBuf> {
+        self.real.which(program)
+    }
+}
+
+/// Reads real links, changes none.
+#[derive(Default)]
+pub struct DryRunNetif {
+    real: RealNetif,
+}
+
+impl Netif for DryRunNetif {
+    fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
+        self.real.link(name)
+    }
+    fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
+        say(format_args!("set {name} {}", if up { "up" } else { "down" }));
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+pub struct DryRunWatchdogPort;
+
+struct DryRunWatchdog(PathBuf);
+
+impl WatchdogDevice for DryRunWatchdog {
+    fn keepalive(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        say(format_args!("write {:?} to {}", String::from_utf8_lossy(bytes), self.0.display()));
+        Ok(())
+    }
+}
+
+impl WatchdogPort for DryRunWatchdogPort {
+    fn open(&mut self, path: &Path) -> io::Result<Box<dyn WatchdogDevice>> {
+        say(format_args!("open {}", path.display()));
+        Ok(Box::new(DryRunWatchdog(path.to_path_buf())))
+    }
+}

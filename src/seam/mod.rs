@@ -1,0 +1,113 @@
+//! The side-effect seams. Every change nasboot makes to a board goes
+//! through one of these narrow traits, passed in from main:
+//!
+//! | seam | what | real | dry-run | fake |
+//! |---|---|---|---|---|
+//! | [`Files`] | configuration files, kernel files under /proc and /sys | `real::files` | `dryrun` | `fake` |
+//! | [`Sysctl`] | /proc/sys | `real::sysctl` | `dryrun` | `fake` |
+//! | [`Runner`] | running a tool, argv only, never a shell | `real::runner` | `dryrun` | `fake` |
+//! | [`netif::Netif`] | interface ioctls and rtnetlink | `real::netif` | `dryrun` | `fake` |
+//! | [`watchdog::WatchdogPort`] | the watchdog device | `real::watchdog` | `dryrun` | `fake` |
+//!
+//! The real implementations relocate every path under `--root`. The
+//! dry-run ones read the real system but only print what they would
+//! change. The recording fakes (tests only) keep state in memory and list
+//! every effect, so tests can assert that nothing was applied.
+
+pub mod dryrun;
+#[cfg(any(test, feature = "fakes"))]
+pub mod fake;
+pub mod netif;
+pub mod real;
+pub mod watchdog;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What [`Files::replace`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replaced {
+    /// The file already held exactly these bytes; nothing was written.
+    Unchanged,
+    /// There was no file; it was created.
+    Created,
+    /// The old file was kept as a backup and replaced.
+    Replaced,
+}
+
+/// Files. Paths are the board's absolute paths; implementations relocate them.
+pub trait Files {
+    /// Read a whole file (`NotFound` when absent).
+    fn read(&mut self, path: &Path) -> io::Result<Vec<u8>>;
+    /// Whether a path exists.
+    fn exists(&mut self, path: &Path) -> bool;
+    /// Replace a configuration file atomically: temporary file, fsync,
+    /// rename, fsync of the directory; the previous copy is kept as
+    /// `PATH.bak`. Identical content is not written at all.
+    fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced>;
+    /// Write a kernel control file in place (/proc, /sys): one write().
+    fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()>;
+}
+
+/// sysctls under /proc/sys, by dotted name.
+pub trait Sysctl {
+    fn get(&mut self, key: &str) -> io::Result<String>;
+    fn set(&mut self, key: &str, value: &str) -> io::Result<()>;
+}
+
+/// A command to run: a program and its arguments, never a shell line.
+#[derive(Clone, Debug)]
+pub struct Cmd<'a> {
+    pub program: &'a str,
+    pub args: &'a [&'a str],
+    /// Bytes for standard input (e.g. a rule set for `nft -f -`).
+    pub stdin: Option<&'a [u8]>,
+    /// Killed after this long.
+    pub timeout: Duration,
+}
+
+impl Cmd<'_> {
+    /// The argv as one line, for logs and dry runs.
+    pub fn display(&self) -> String {
+        let mut s = self.program.to_string();
+        for a in self.args {
+            s.push(' ');
+            s.push_str(a);
+        }
+        s
+    }
+}
+
+/// What a command did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    /// Exit code; None if it was killed by a signal or the timeout.
+    pub code: Option<i32>,
+    pub timed_out: bool,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl Output {
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// Running tools.
+pub trait Runner {
+    /// Run a command and wait for it (up to its timeout).
+    fn run(&mut self, cmd: &Cmd<'_>) -> io::Result<Output>;
+    /// Find a program on PATH.
+    fn which(&mut self, program: &str) -> Option<PathBuf>;
+}
+
+/// All the seams a command needs, borrowed from main.
+pub struct Seams<'a> {
+    pub files: &'a mut dyn Files,
+    pub sysctl: &'a mut dyn Sysctl,
+    pub runner: &'a mut dyn Runner,
+    pub netif: &'a mut dyn netif::Netif,
+    pub watchdog: &'a mut dyn watchdog::WatchdogPort,
+}

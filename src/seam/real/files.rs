@@ -1,0 +1,143 @@
+//! Files on the board, relocated under `--root`.
+//!
+//! `replace` never leaves a half-written file: it writes `PATH.nasboot-tmp`,
+//! fsyncs it, keeps the old file as `PATH.bak` (a hard link, so the old
+//! inode is untouched), renames the new file over `PATH` and fsyncs the
+//! directory. On any error before the rename, the old file is intact.
+
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::Root;
+use crate::seam::{Files, Replaced};
+
+/// Real files.
+pub struct RealFiles {
+    root: Root,
+}
+
+impl RealFiles {
+    pub fn new(root: Root) -> RealFiles {
+        RealFiles { root }
+    }
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Atomically replace `path` (a real path) with `data`.
+pub fn replace_atomically(path: &Path, data: &[u8]) -> io::Result<Replaced> {
+    let old = match fs::read(path) {
+        Ok(old) => Some(old),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    if old.as_deref() == Some(data) {
+        return Ok(Replaced::Unchanged);
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = with_suffix(path, ".nasboot-tmp");
+    let result = (|| {
+        let mut f = fs::OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
+        let mode = fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o644);
+        f.set_permissions(fs::Permissions::from_mode(mode))?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        if old.is_some() {
+            let bak = with_suffix(path, ".bak");
+            match fs::remove_file(&bak) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+            if fs::hard_link(path, &bak).is_err() {
+                fs::copy(path, &bak)?;
+            }
+        }
+        fs::rename(&tmp, path)?;
+        fs::File::open(dir)?.sync_all()
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(if old.is_some() { Replaced::Replaced } else { Replaced::Created })
+}
+
+impl Files for RealFiles {
+    fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
+        fs::read(self.root.at(path))
+    }
+
+    fn exists(&mut self, path: &Path) -> bool {
+        self.root.at(path).exists()
+    }
+
+    fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
+        let real = self.root.at(path);
+        if let Some(dir) = real.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        replace_atomically(&real, data)
+    }
+
+    fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()> {
+        let mut f = fs::OpenOptions::new().write(true).open(self.root.at(path))?;
+        f.write_all(data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("nasboot-files-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn creates_then_replaces_with_backup_then_skips_identical() {
+        let d = scratch("replace");
+        let p = d.join("exports");
+        assert_eq!(replace_atomically(&p, b"one\n").unwrap(), Replaced::Created);
+        assert_eq!(replace_atomically(&p, b"two\n").unwrap(), Replaced::Replaced);
+        assert_eq!(fs::read(&p).unwrap(), b"two\n");
+        assert_eq!(fs::read(d.join("exports.bak")).unwrap(), b"one\n");
+        let before = fs::metadata(&p).unwrap().modified().unwrap();
+        assert_eq!(replace_atomically(&p, b"two\n").unwrap(), Replaced::Unchanged);
+        assert_eq!(fs::metadata(&p).unwrap().modified().unwrap(), before);
+        assert!(!d.join("exports.nasboot-tmp").exists());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn failure_leaves_the_old_file_intact() {
+        let d = scratch("fail");
+        let p = d.join("exports");
+        fs::write(&p, b"keep me\n").unwrap();
+        // A directory where the temporary file would go makes the write fail.
+        fs::create_dir(d.join("exports.nasboot-tmp")).unwrap();
+        let e = replace_atomically(&p, b"new\n").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::IsADirectory, "{e}");
+        assert_eq!(fs::read(&p).unwrap(), b"keep me\n");
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn root_relocates() {
+        let d = scratch("root");
+        let mut f = RealFiles::new(Root::new(Some(d.clone())));
+        f.replace(Path::new("/etc/exports"), b"x\n").unwrap();
+        assert_eq!(fs::read(d.join("etc/exports")).unwrap(), b"x\n");
+        assert_eq!(f.read(Path::new("/etc/exports")).unwrap(), b"x\n");
+        fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1,0 +1,39 @@
+//! The real Linux implementations of the seams.
+
+pub mod files;
+pub mod netif;
+pub mod runner;
+pub mod sysctl;
+pub mod watchdog;
+
+use std::path::{Path, PathBuf};
+
+/// Where the board's file system is: `/`, or the `--root` directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Root(Option<PathBuf>);
+
+impl Root {
+    pub fn new(dir: Option<PathBuf>) -> Root {
+        Root(dir)
+    }
+
+    /// The real path of a board path: `/etc/x` is `DIR/etc/x` under `--root DIR`.
+    pub fn at(&self, path: &Path) -> PathBuf {
+        match &self.0 {
+            None => path.to_path_buf(),
+            Some(dir) => dir.join(path.strip_prefix("/").unwrap_or(path)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_relocates_absolute_paths() {
+        let r = Root::new(Some(PathBuf::from("/tmp/img")));
+        assert_eq!(r.at(Path::new("/etc/exports")), PathBuf::from("/tmp/img/etc/exports"));
+        assert_eq!(Root::default().at(Path::new("/etc/exports")), PathBuf::from("/etc/exports"));
+    }
+}

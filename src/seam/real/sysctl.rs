@@ -1,0 +1,38 @@
+//! sysctls through /proc/sys (relocated under `--root`).
+
+use std::io;
+use std::path::Path;
+
+use super::files::RealFiles;
+use crate::paths;
+use crate::seam::{Files, Sysctl};
+
+/// Real /proc/sys.
+pub struct RealSysctl {
+    files: RealFiles,
+}
+
+impl RealSysctl {
+    pub fn new(root: super::Root) -> RealSysctl {
+        RealSysctl { files: RealFiles::new(root) }
+    }
+}
+
+/// `/proc/sys/net/core/rmem_max` for `net.core.rmem_max`.
+pub fn proc_path(key: &str) -> String {
+    format!("{}/{}", paths::PROC_SYS, key.replace('.', "/"))
+}
+
+impl Sysctl for RealSysctl {
+    fn get(&mut self, key: &str) -> io::Result<String> {
+        let bytes = self.files.read(Path::new(&proc_path(key)))?;
+        Ok(String::from_utf8_lossy(&bytes).trim().to_string())
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> io::Result<()> {
+        let mut line = String::with_capacity(value.len() + 1);
+        line.push_str(value);
+        line.push('\n');
+        self.files.write_kernel(Path::new(&proc_path(key)), line.as_bytes())
+    }
+}
