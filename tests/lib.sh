@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# Shared helpers for the shell test suites under tests/. Sourced, not run.
+#
+# A suite sources this file, calls `t_ok`/`t_fail` (or the assert helpers)
+# and ends with `t_done`, which prints "N passed, M failed" and exits
+# non-zero on any failure.
+#
+# Binaries: scripts/build leaves static binaries in target/dist/. A suite
+# runs nasboot through `nasboot_for TARGET`, which prints the argv prefix
+# (qemu-user for foreign targets), e.g.
+#   read -ra NB <<<"$(nasboot_for mips-unknown-linux-gnu)"; "${NB[@]}" check
+
+T_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+T_DIST=${NASBOOT_DIST:-$T_TOP/target/dist}
+T_PASS=0
+T_FAIL=0
+export T_TOP T_DIST
+
+t_ok() { T_PASS=$((T_PASS + 1)); printf 'ok   %s\n' "$*"; }
+t_fail() { T_FAIL=$((T_FAIL + 1)); printf 'FAIL %s\n' "$*"; }
+
+# t_check DESC CMD...: passes when CMD succeeds.
+t_check() {
+	local desc=$1
+	shift
+	if "$@"; then t_ok "$desc"; else t_fail "$desc"; fi
+}
+
+# t_eq DESC WANT GOT
+t_eq() {
+	if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1: want [$2] got [$3]"; fi
+}
+
+# t_has DESC NEEDLE HAYSTACK
+t_has() {
+	case $3 in
+	*"$2"*) t_ok "$1" ;;
+	*) t_fail "$1: [$2] not in [$3]" ;;
+	esac
+}
+
+t_done() {
+	printf '%s: %d passed, %d failed\n' "${0##*/}" "$T_PASS" "$T_FAIL"
+	[ "$T_FAIL" -eq 0 ]
+}
+
+# The qemu-user program for a target triple (empty for the host).
+qemu_for() {
+	case $1 in
+	powerpc-*) echo qemu-ppc ;;
+	mips-*) echo qemu-mips ;;
+	mipsel-*) echo qemu-mipsel ;;
+	sparc-*) echo qemu-sparc32plus ;;
+	sparc64-*) echo qemu-sparc64 ;;
+	*) echo "" ;;
+	esac
+}
+
+# The argv prefix that runs nasboot built for TARGET ("host" or a triple).
+nasboot_for() {
+	local t=$1 bin q
+	if [ "$t" = host ]; then
+		t=x86_64-unknown-linux-gnu
+	fi
+	bin=$T_DIST/nasboot-$t
+	q=$(qemu_for "$t")
+	if [ -n "$q" ]; then echo "$q $bin"; else echo "$bin"; fi
+}
