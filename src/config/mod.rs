@@ -50,7 +50,8 @@ pub struct Profile {
     pub nfs: nfs::Nfs,
     #[serde(default)]
     pub storage: heapless::Vec<system::Storage, { system::MAX_STORAGE }>,
-    pub watchdog: Option<watchdog::Watchdog>,
+    /// Boxed: the section is large and serde keeps copies on the stack.
+    pub watchdog: Option<Box<watchdog::Watchdog>>,
 }
 
 /// A profile error: where it is and what is wrong.
