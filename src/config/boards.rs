@@ -8,6 +8,7 @@ const BOARDS: &[(&str, &str)] = &[
     ("board/sparc-hme.toml", include_str!("../../board/sparc-hme.toml")),
     ("board/qemu-malta.toml", include_str!("../../board/qemu-malta.toml")),
     ("board/reference.toml", include_str!("../../board/reference.toml")),
+    ("tests/profiles/netns-board.toml", include_str!("../../tests/profiles/netns-board.toml")),
 ];
 
 #[test]
@@ -15,7 +16,7 @@ fn shipped_profiles_parse_without_warnings() {
     for (file, text) in BOARDS {
         let loaded = parse_bytes(file, text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
         assert!(loaded.warnings.is_empty(), "{file}: {:?}", loaded.warnings);
-        let stem = file.trim_start_matches("board/").trim_end_matches(".toml");
+        let stem = file.rsplit('/').next().unwrap_or(file).trim_end_matches(".toml");
         assert_eq!(loaded.profile.board.name.as_str(), stem, "{file}: [board] name");
     }
 }
