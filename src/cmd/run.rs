@@ -2,7 +2,6 @@
 //! init scripts and procd). In a boot loop (see `watchdog::history`) the
 //! safe profile is applied instead.
 
-
 use super::Io;
 use crate::cli::Cli;
 use crate::exit::Status;
@@ -19,7 +18,7 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     if safe {
         let _ = writeln!(io.err, "nasboot: boot loop: applying the safe profile (LAN only, no exports)");
     }
-    let mut report = super::apply::apply_profile(&profile, seams, io);
+    let mut report = super::apply::apply_profile(cli, &profile, seams, io);
     match (report.watchdog.take(), &profile.watchdog) {
         (Some(dog), Some(w)) => crate::watchdog::serve(dog, w, seams, &cli.config, safe).worst(report.status),
         (None, Some(_)) if report.errors.is_empty() => {
