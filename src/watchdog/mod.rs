@@ -21,6 +21,7 @@ pub mod device;
 pub mod health;
 pub mod history;
 pub mod ioctl;
+pub mod memory;
 pub mod signals;
 
 use std::fmt;
@@ -126,6 +127,8 @@ pub struct BoardHost<'s, 'a> {
     pub config: PathBuf,
     /// Apply the boot-loop transform on reload too.
     pub safe: bool,
+    /// mlockall / SCHED_RR, applied once settled.
+    pub realtime: Option<Box<Config>>,
 }
 
 impl daemon::Host for BoardHost<'_, '_> {
@@ -173,6 +176,13 @@ impl daemon::Host for BoardHost<'_, '_> {
     fn stopped(&mut self) {
         history::update(self.seams.files, |h| h.set_end(history::End::Clean));
     }
+    fn settled(&mut self) {
+        // Give start-up's pages back, then lock what is left.
+        memory::trim();
+        if let Some(cfg) = self.realtime.take() {
+            realtime(&cfg);
+        }
+    }
 }
 
 /// mlockall and SCHED_RR as the profile asks; failures are logged.
@@ -208,10 +218,16 @@ pub fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config: &Path,
             return crate::exit::Status::Failure;
         }
     };
-    realtime(cfg);
     let card_reset = dog.info.card_reset();
     history::update(seams.files, |h| h.set_cause(card_reset));
-    let mut host = BoardHost { seams, signals, checker: health::Checker::default(), config: config.to_path_buf(), safe };
+    let mut host = BoardHost {
+        seams,
+        signals,
+        checker: health::Checker::default(),
+        config: config.to_path_buf(),
+        safe,
+        realtime: Some(Box::new(cfg.clone())),
+    };
     let out = daemon::serve(&mut dog, &mut host, cfg.clone());
     drop(dog);
     match out {
