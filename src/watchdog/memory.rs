@@ -56,7 +56,9 @@ fn main_stack() -> Option<(usize, usize)> {
 fn release_stack() -> bool {
     let marker = 0u8;
     let sp = std::hint::black_box(&marker) as *const u8 as usize;
-    match main_stack() {
+    let stack = main_stack();
+    log::debug!("stack {stack:x?}, this frame at {sp:#x}");
+    match stack {
         // Only on the main thread's stack; keep 16 KiB below this frame
         // for the calls still to come.
         Some((lo, hi)) if sp > lo + 16384 && sp < hi => dontneed(lo, sp - 16384),
@@ -66,15 +68,16 @@ fn release_stack() -> bool {
 
 /// Drop start-up pages; returns what worked, for the debug log.
 pub fn trim() -> (bool, bool, bool) {
-    // Only the addresses of the linker-defined symbols are taken.
-    let (text_lo, text_hi) = (&raw const __executable_start as usize, &raw const etext as usize);
-    let text = dontneed(text_lo, text_hi);
     let stack = release_stack();
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim has no preconditions.
     let heap = unsafe { libc::malloc_trim(0) } != 0;
     #[cfg(not(target_env = "gnu"))]
     let heap = false;
+    // The text last, so the code above does not fault back in.
+    // Only the addresses of the linker-defined symbols are taken.
+    let (text_lo, text_hi) = (&raw const __executable_start as usize, &raw const etext as usize);
+    let text = dontneed(text_lo, text_hi);
     log::debug!("start-up pages released: text {text} ({text_lo:#x}..{text_hi:#x}), stack {stack}, heap {heap}");
     (text, stack, heap)
 }
