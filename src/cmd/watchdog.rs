@@ -34,8 +34,10 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(LinuxWatc
         let _ = writeln!(io.err, "nasboot: {}: the profile has no [watchdog] section", cli.config.display());
         return Err(Status::Usage);
     }
-    let profile = history::prepare(&loaded.profile, seams.files, crate::watchdog::unix_now());
-    let safe = profile != loaded.profile;
+    let history::Prepared { profile, safe } = history::prepare(&loaded.profile, seams.files, crate::watchdog::unix_now());
+    if safe {
+        let _ = writeln!(io.err, "nasboot: boot loop: the safe profile is in force (watchdog without health checks)");
+    }
     let cfg = profile.watchdog.clone().expect("checked above");
     let opened = match std::env::var("WDTFD") {
         Ok(v) => match v.trim().parse::<i32>() {
@@ -56,5 +58,76 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(LinuxWatc
             let _ = writeln!(io.err, "nasboot: {e}");
             Err(Status::Failure)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cmd::tests::run_on;
+    use crate::exit::Status;
+    use crate::seam::fake::FakeBoard;
+
+    const PROFILE: &[u8] = b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 8\nboot_loop_resets = 2\n";
+
+    fn board() -> FakeBoard {
+        let mut b = FakeBoard::new();
+        b.files.files.insert("/etc/nasboot.toml".into(), PROFILE.to_vec());
+        b.files.files.insert("/proc/sys/kernel/random/boot_id".into(), b"0123abcd-0000\n".to_vec());
+        b.watchdog.devices.insert("/dev/watchdog0".into());
+        b
+    }
+
+    #[test]
+    fn busy_device_exits_1_naming_the_holder() {
+        let mut b = board();
+        b.watchdog.busy = Some((812, "watchdog".into()));
+        let (status, _, err) = run_on(&mut b, &["watchdog"]);
+        assert_eq!(status, Status::Failure);
+        assert!(err.contains("/dev/watchdog0: busy: process 812 (watchdog) holds it open"), "{err}");
+    }
+
+    #[test]
+    fn not_a_watchdog_is_refused_without_writing() {
+        let mut b = board();
+        b.watchdog.driver.borrow_mut().ioctl_errno = Some(nix::libc::ENOTTY);
+        let (status, _, err) = run_on(&mut b, &["watchdog"]);
+        assert_eq!(status, Status::Failure);
+        assert!(err.contains("not a watchdog device"), "{err}");
+        assert_eq!(b.effects(), ["replace /var/lib/nasboot/resets", "open /dev/watchdog0", "close /dev/watchdog0"]);
+    }
+
+    #[test]
+    fn no_watchdog_section_exits_2() {
+        let mut b = board();
+        b.files.files.insert("/etc/nasboot.toml".into(), b"[board]\nname = \"t\"\n".to_vec());
+        let (status, _, err) = run_on(&mut b, &["watchdog"]);
+        assert_eq!(status, Status::Usage);
+        assert!(err.contains("the profile has no [watchdog] section"), "{err}");
+        assert!(b.effects().is_empty());
+    }
+
+    #[test]
+    fn apply_arms_pets_and_magic_closes() {
+        let mut b = board();
+        let (status, _, err) = run_on(&mut b, &["apply"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        let eff = b.effects();
+        let dog: Vec<&str> = eff.iter().map(String::as_str).filter(|e| e.contains("watchdog0")).collect();
+        assert_eq!(dog[..3], ["open /dev/watchdog0", "settimeout /dev/watchdog0 8", "pet /dev/watchdog0"]);
+        assert_eq!(dog[dog.len() - 3..], ["write /dev/watchdog0 \"V\"", "setoptions /dev/watchdog0 1", "close /dev/watchdog0"]);
+        assert!(b.watchdog.driver.borrow().stopped);
+    }
+
+    #[test]
+    fn run_in_a_boot_loop_applies_the_safe_profile() {
+        let mut b = board();
+        b.files.files.insert(
+            crate::paths::RESET_HISTORY.into(),
+            format!("aaaa {0} unknown unclean\nbbbb {0} unknown running\n", crate::watchdog::unix_now()).into_bytes(),
+        );
+        b.watchdog.busy = Some((1, "init".into()));
+        let (status, _, err) = run_on(&mut b, &["run"]);
+        assert!(err.contains("boot loop: applying the safe profile"), "{err}");
+        assert_eq!(status, Status::Failure, "busy device: {err}");
     }
 }

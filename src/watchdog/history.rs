@@ -249,12 +249,19 @@ pub fn update(files: &mut dyn Files, f: impl FnOnce(&mut History)) {
     save(files, &h);
 }
 
+/// The profile to run with: the profile, or the safe profile in a boot loop.
+pub struct Prepared {
+    pub profile: Profile,
+    /// In a boot loop: the safe profile was chosen.
+    pub safe: bool,
+}
+
 /// At start (`run`, `apply`, `watchdog`): record this boot and, in a boot
-/// loop, return the safe profile in place of `p`. Profiles without
+/// loop, give the safe profile in place of `p`. Profiles without
 /// `[watchdog]` keep no history.
-pub fn prepare(p: &Profile, files: &mut dyn Files, now: u64) -> Profile {
+pub fn prepare(p: &Profile, files: &mut dyn Files, now: u64) -> Prepared {
     if p.watchdog.is_none() {
-        return p.clone();
+        return Prepared { profile: p.clone(), safe: false };
     }
     let mut h = load(files);
     let id = boot_id(files);
@@ -267,9 +274,9 @@ pub fn prepare(p: &Profile, files: &mut dyn Files, now: u64) -> Profile {
                 "boot loop: {n} resets in a row within {} s; coming up in the safe profile (LAN-only firewall, no exports, watchdog on, no health checks)",
                 p.watchdog.as_ref().map_or(0, |w| w.boot_loop_window())
             );
-            safe_profile(p)
+            Prepared { profile: safe_profile(p), safe: true }
         }
-        None => p.clone(),
+        None => Prepared { profile: p.clone(), safe: false },
     }
 }
 
@@ -340,7 +347,8 @@ mod tests {
             b.files.files.insert("/proc/sys/kernel/random/boot_id".into(), format!("{boot}-aaaa\n").into_bytes());
             let got = prepare(&p, &mut b.files, 1000 + i as u64 * 10);
             let safe = i >= 2;
-            assert_eq!(got.nfs.export.is_empty(), safe, "boot {i}");
+            assert_eq!(got.safe, safe, "boot {i}");
+            assert_eq!(got.profile.nfs.export.is_empty(), safe, "boot {i}");
         }
         let text = String::from_utf8(b.files.files[Path::new(paths::RESET_HISTORY)].clone()).unwrap();
         assert_eq!(
