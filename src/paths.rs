@@ -27,3 +27,5 @@ pub const RUN_DIR: &str = "/run/nasboot";
 pub const WATCHDOG_DEVICES: [&str; 2] = ["/dev/watchdog0", "/dev/watchdog"];
 /// The watchdog class in sysfs (min/max timeout on newer kernels).
 pub const SYS_CLASS_WATCHDOG: &str = "/sys/class/watchdog";
+/// Run-time files of other daemons (DHCP client pidfiles).
+pub const RUN: &str = "/run";
