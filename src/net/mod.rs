@@ -60,8 +60,10 @@ impl Errno {
 }
 
 impl fmt::Display for Errno {
+    /// "Operation not supported (EOPNOTSUPP)".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.error().fmt(f)
+        let e = nix::errno::Errno::from_raw(self.0);
+        write!(f, "{} ({e:?})", e.desc())
     }
 }
 

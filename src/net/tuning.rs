@@ -269,19 +269,20 @@ pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
         Action::Pause { name, to, .. } => ethtool::set_pause(nif, name, *to),
         Action::LinkMode { name, speed, duplex, autoneg, .. } => ethtool::set_link_mode(nif, name, *speed, *duplex, *autoneg),
     };
+    let shown = |e: &io::Error| e.raw_os_error().map_or_else(|| e.to_string(), |c| Errno(c).to_string());
     match r {
         Ok(()) => Ok(()),
         Err(e) if ethtool::unsupported(&e) => {
             let (name, k) = knob(a);
-            log::warn!("{name} {k}: not supported by the driver ({e}); skipped");
+            log::warn!("{name} {k}: not supported by the driver ({}); skipped", shown(&e));
             Ok(())
         }
         Err(e) => {
             let (name, k) = knob(a);
             let why = if e.raw_os_error() == Some(nix::libc::ENOSYS) {
-                format!("SIOCETHTOOL is not available ({e}); under qemu-user, this ethtool command is not translated")
+                format!("SIOCETHTOOL is not available ({}); under qemu-user, this ethtool command is not translated", shown(&e))
             } else {
-                e.to_string()
+                shown(&e)
             };
             Err(StepError::partial(format!("{name} {k}"), why))
         }
