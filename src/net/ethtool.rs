@@ -547,10 +547,10 @@ impl Offload {
 
     /// The kernel's ETH_SS_FEATURES names this offload switches together
     /// (as `ethtool -K` does: "tso" is every TCP segmentation feature,
-    /// "tx" every transmit checksum feature).
+    /// "tx" every transmit checksum feature; accecn is new in 6.18).
     pub fn features(self) -> &'static [&'static str] {
         match self {
-            Offload::Tso => &["tx-tcp-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation", "tx-tcp6-segmentation"],
+            Offload::Tso => &["tx-tcp-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation", "tx-tcp6-segmentation", "tx-tcp-accecn-segmentation"],
             Offload::Gso => &["tx-generic-segmentation"],
             Offload::Gro => &["rx-gro"],
             Offload::RxChecksum => &["rx-checksum"],
@@ -600,7 +600,8 @@ pub struct Features {
 /// Where an offload stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OffloadState {
-    /// Some(x) when every present feature of the group is x; None when mixed.
+    /// Some(x) when every changeable feature of the group (or, when none
+    /// is, every present one) is x; None when mixed.
     pub on: Option<bool>,
     /// Whether the driver lets any feature of the group change.
     pub changeable: bool,
@@ -623,8 +624,14 @@ impl Features {
         if idx.is_empty() {
             return None;
         }
-        let active: Vec<bool> = idx.iter().map(|&i| { let (b, m) = self.bit(i); b.active & m != 0 }).collect();
         let changeable = idx.iter().any(|&i| { let (b, m) = self.bit(i); b.available & m != 0 });
+        // Features fixed by the driver cannot follow; judge by the others.
+        let judged: Vec<usize> = if changeable {
+            idx.into_iter().filter(|&i| { let (b, m) = self.bit(i); b.available & m != 0 }).collect()
+        } else {
+            idx
+        };
+        let active: Vec<bool> = judged.iter().map(|&i| { let (b, m) = self.bit(i); b.active & m != 0 }).collect();
         let on = if active.iter().all(|a| *a) {
             Some(true)
         } else if active.iter().all(|a| !*a) {
