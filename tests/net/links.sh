@@ -123,6 +123,16 @@ name = "vl5"
 mtu = 9000
 txqueuelen = 77
 TOML
+# Waiting for carrier: bounded, and named when it does not come.
+cat >"$work/carrier.toml" <<'TOML'
+[board]
+name = "netns-nic"
+[firewall]
+profile = "off"
+[[interface]]
+name = "eth0"
+carrier_timeout = 2
+TOML
 
 box() { ip netns exec "${P}box" "$@"; }
 jlink() { box ip -j -d link show dev "$1" | jq -r ".[0].$2"; }
@@ -290,6 +300,20 @@ for t in $targets; do
 		t_has "$t: ethtool under qemu-user: noted at plan" "nasboot: note: eth1 tso: SIOCETHTOOL is not available here (Function not implemented (ENOSYS))" "$err"
 		t_has "$t: ethtool under qemu-user: named at apply" "nasboot: eth1 tso: SIOCETHTOOL is not available (Function not implemented (ENOSYS))" "$err"
 	fi
+
+	# No cable (the peer is down): the wait ends at the timeout, exit 3.
+	ip -n "${P}wan" link set eth0 down
+	box ip link set eth0 down
+	t0=$SECONDS
+	run apply -c "$work/carrier.toml"
+	t_eq "$t: no carrier exits 3" 3 "$rc"
+	t_has "$t: no carrier named" "nasboot: eth0 carrier: no carrier after 2 s" "$err"
+	t_check "$t: the carrier wait is bounded" test $((SECONDS - t0)) -le 6
+	ip -n "${P}wan" link set eth0 up
+	box ip link set eth0 down
+	run apply -c "$work/carrier.toml"
+	t_eq "$t: carrier comes: exit 0" 0 "$rc"
+	t_eq "$t: carrier up" UP "$(jlink eth0 operstate)"
 	netns_board_down "$P"
 done
 
