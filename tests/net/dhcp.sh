@@ -73,10 +73,10 @@ ip netns exec "${P}wan" busybox udhcpd -f "$work/udhcpd.conf" >"$work/udhcpd.log
 server=$!
 
 export T_WORK=$work
-# shellcheck disable=SC2016 # expanded by the inner sh
 # One private mount namespace for both applies: apply, re-plan, re-apply,
 # then stop the client it started (by its pidfile).
 set +e
+# shellcheck disable=SC2016 # expanded by the inner sh
 ip netns exec "${P}box" unshare -m sh -c '
 	mount -t tmpfs tmpfs /run || exit 9
 	PATH="$1:$PATH"
