@@ -58,7 +58,7 @@ pub fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Loaded,
             return Err(Status::Usage);
         }
     };
-    let loaded = match config::parse_bytes(&file, &bytes) {
+    let mut loaded = match config::parse_bytes(&file, &bytes) {
         Ok(l) => l,
         Err(e) => {
             let _ = writeln!(io.err, "nasboot: {e}");
@@ -71,6 +71,13 @@ pub fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Loaded,
     if cli.strict && !loaded.warnings.is_empty() {
         let _ = writeln!(io.err, "nasboot: --strict: {} warning(s) count as errors", loaded.warnings.len());
         return Err(Status::Usage);
+    }
+    // `--backend` wins over `[firewall] backend`.
+    if let Some(b) = cli.backend {
+        loaded.profile.firewall.backend = match b {
+            crate::cli::BackendArg::Nftables => config::firewall::Backend::Nftables,
+            crate::cli::BackendArg::Iptables => config::firewall::Backend::Iptables,
+        };
     }
     Ok(loaded)
 }
