@@ -27,3 +27,12 @@ pub const RUN_DIR: &str = "/run/nasboot";
 pub const WATCHDOG_DEVICES: [&str; 2] = ["/dev/watchdog0", "/dev/watchdog"];
 /// The watchdog class in sysfs (min/max timeout on newer kernels).
 pub const SYS_CLASS_WATCHDOG: &str = "/sys/class/watchdog";
+/// nfs-utils' drop-in directory (nfs-utils 2.5 and later read it after
+/// NFS_CONF; later values win).
+pub const NFS_CONF_D: &str = "/etc/nfs.conf.d";
+/// Samba's main configuration, checked for the include line.
+pub const SMB_CONF: &str = "/etc/samba/smb.conf";
+/// RAM size (MemTotal), for sizing nfsd.
+pub const PROC_MEMINFO: &str = "/proc/meminfo";
+/// Online CPUs, e.g. "0-1".
+pub const SYS_CPU_ONLINE: &str = "/sys/devices/system/cpu/online";

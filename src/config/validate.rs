@@ -24,6 +24,7 @@ pub fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigErr
     interfaces(p, src)?;
     firewall(p, src)?;
     exports(p, src, &mut warnings)?;
+    super::nfs::validate(p, src, &mut warnings)?;
     watchdog(p, src, &mut warnings)?;
     storage(p, src)?;
     Ok(warnings)
