@@ -208,12 +208,60 @@ pub(crate) fn validate(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning
                 ),
             ));
         }
+        // The same path to the same client twice, counting the LAN
+        // default and equal networks written differently (10.0.0.7/24).
+        let effective = |x: &Export| -> Vec<String> {
+            if x.clients.is_empty() {
+                lan_nets.iter().map(|n| format!("{}/{}", n.addr, n.prefix)).collect()
+            } else {
+                x.clients
+                    .iter()
+                    .map(|c| crate::nfs::client::Client::parse(c.get_ref()).map_or_else(|_| c.get_ref().to_string(), |c| c.to_string()))
+                    .collect()
+            }
+        };
+        let mine = effective(e);
+        if let Some(c) = (1..mine.len()).find(|&c| mine[..c].contains(&mine[c])) {
+            let sp = &e.clients[c];
+            return Err(src.error(
+                Some(sp.span()),
+                &format!("nfs.export[{i}].clients[{c}]"),
+                format!("{} is exported to `{}` twice (written differently)", e.path.get_ref(), mine[c]),
+            ));
+        }
+        for (j, o) in p.nfs.export[..i].iter().enumerate() {
+            if o.path.get_ref() != e.path.get_ref() {
+                continue;
+            }
+            let theirs = effective(o);
+            if let Some(c) = mine.iter().position(|m| theirs.contains(m)) {
+                let (span, key) = match e.clients.get(c) {
+                    Some(sp) => (sp.span(), format!("nfs.export[{i}].clients[{c}]")),
+                    None => (e.path.span(), format!("nfs.export[{i}].clients")),
+                };
+                return Err(src.error(
+                    Some(span),
+                    &key,
+                    format!("{} is exported to `{}` twice (also by nfs.export[{j}])", e.path.get_ref(), mine[c]),
+                ));
+            }
+        }
         if e.no_wdelay && !e.sync {
             warnings.push(Warning(src.error(
                 Some(e.path.span()),
                 &format!("nfs.export[{i}].no_wdelay"),
                 format!("{} is async: no_wdelay has no effect without sync (exports(5))", e.path.get_ref()),
             )));
+        }
+    }
+    if let Some(v) = &p.nfs.versions {
+        let span = super::validate::span_in(src, "nfs", "versions");
+        if v.is_empty() {
+            return Err(src.error(span, "nfs.versions", "list at least one version, e.g. [\"3\"]"));
+        }
+        let minor = v.iter().any(|x| matches!(x, NfsVersion::V4_1 | NfsVersion::V4_2));
+        if minor && !v.contains(&NfsVersion::V4) {
+            return Err(src.error(span, "nfs.versions", "4.1 and 4.2 need \"4\" in the list too"));
         }
     }
     if let Some(s) = &p.samba {
@@ -225,7 +273,7 @@ pub(crate) fn validate(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning
 fn samba(p: &Profile, s: &Samba, src: &Source<'_>) -> Result<(), ConfigError> {
     if s.interfaces.is_empty() && !p.interface.iter().any(|i| i.role == Role::Lan) {
         return Err(src.error(
-            None,
+            super::validate::span_in(src, "samba", "interfaces"),
             "samba.interfaces",
             "no interfaces given and no role = \"lan\" interface to default to; Samba is only bound to the LAN",
         ));
@@ -252,7 +300,7 @@ fn samba(p: &Profile, s: &Samba, src: &Source<'_>) -> Result<(), ConfigError> {
     }
     if s.min_receivefile_size > 131_072 {
         return Err(src.error(
-            None,
+            super::validate::span_in(src, "samba", "min_receivefile_size"),
             "samba.min_receivefile_size",
             format!("min_receivefile_size is 0 to 131072 (Samba caps it at 128 KiB), not {}", s.min_receivefile_size),
         ));
