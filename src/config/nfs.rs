@@ -197,6 +197,22 @@ fn receivefile_default() -> u32 {
 pub(crate) fn validate(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result<(), ConfigError> {
     let lan_nets = lan_networks(p);
     for (i, e) in p.nfs.export.iter().enumerate() {
+        let b = e.path.get_ref().as_str().as_bytes();
+        let octal = |x: &u8| (b'0'..=b'7').contains(x);
+        if b.windows(4).any(|w| w[0] == b'\\' && w[1..].iter().all(octal)) {
+            // exportfs reads it right from /etc/exports but writes it to
+            // etab with only the backslash escaped, and reading etab back
+            // decodes the digits too: mountd would export another path.
+            return Err(src.error(
+                Some(e.path.span()),
+                &format!("nfs.export[{i}].path"),
+                format!(
+                    "{} holds a backslash and three octal digits, which nfs-utils' etab turns into another \
+                     path; rename the directory",
+                    e.path.get_ref()
+                ),
+            ));
+        }
         if e.clients.is_empty() && lan_nets.is_empty() {
             return Err(src.error(
                 Some(e.path.span()),

@@ -10,7 +10,14 @@
 //! decoded backslash followed by three octal digits would be decoded a
 //! second time; octal digits within three bytes after a backslash are
 //! therefore escaped too. [`unescape`] is the reader's rule, for the
-//! round-trip test.
+//! round-trip test. (exportfs itself then writes such a path to etab with
+//! only the backslash escaped and misreads it from there, so the profile
+//! refuses a backslash followed by three octal digits.)
+//!
+//! exportfs' line numbers do not count comment lines (nfs-utils skips a
+//! comment without counting its newline), so an error it reports for
+//! a file with comments points that many lines too high; nasboot passes
+//! its words on unchanged.
 //!
 //! Options: every export states ro/rw, sync/async, its squashing,
 //! secure/insecure and subtree_check/no_subtree_check explicitly, so the

@@ -46,7 +46,7 @@ squash = \"all\"
 anonuid = 1000
 anongid = 100
 [[nfs.export]]
-path = \"/srv/odd \\\"#(name),\\\\123\"
+path = \"/srv/odd \\\"#(name),\\\\q\"
 clients = [\"*\"]
 secure = false
 subtree_check = true
@@ -417,6 +417,7 @@ const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
         "also by nfs.export[0]",
     ),
     ("same network written twice", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/8\", \"10.1.2.3/8\"]\n", 13, 26, "nfs.export[0].clients[1]", "twice"),
+    ("backslash and octal digits", "[[nfs.export]]\npath = '/srv/a\\101'\n", 12, 8, "nfs.export[0].path", "etab"),
     ("client with options", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"host(rw)\"]\n", 13, 12, "nfs.export[0].clients[0]", "not a host"),
     ("unknown export key", "[[nfs.export]]\npath = \"/srv\"\nnohide = true\n", 13, 1, "nfs.export[0].nohide", "unknown field"),
     ("unknown preset", "[nfs]\npreset = \"fast\"\n", 12, 10, "nfs.preset", "unknown variant `fast`"),
