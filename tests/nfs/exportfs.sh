@@ -1,4 +1,6 @@
 #!/bin/bash
+# The scripts run inside the sandbox are single-quoted on purpose.
+# shellcheck disable=SC2016 source-path=SCRIPTDIR
 # nasboot's export table through the REAL exportfs (Debian nfs-kernel-server).
 #
 # Every scenario runs in a private mount and network namespace where /etc
@@ -10,9 +12,6 @@
 #
 #   tests/nfs/exportfs.sh            # uses $NASBOOT_DIST or target/dist
 set -eu
-# The scripts run inside the sandbox are single-quoted on purpose.
-# shellcheck disable=SC2016
-
 # shellcheck source=../lib.sh
 . "$(cd "$(dirname "$0")/.." && pwd)/lib.sh"
 
