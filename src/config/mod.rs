@@ -218,3 +218,5 @@ fn first_line(msg: &str) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod boards;
