@@ -101,6 +101,22 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
                 }
             }
         }
+        for (k, _) in iface.sysctl.iter() {
+            let ok = k.as_str().split_once('.').is_some_and(|(fam, rest)| matches!(fam, "ipv4" | "ipv6") && !rest.is_empty());
+            if !ok {
+                return Err(src.error(
+                    Some(iface.name.span()),
+                    &format!("interface[{i}].sysctl.{k}"),
+                    format!("`{k}` is not relative to net.ipv4.conf.{name} or net.ipv6.conf.{name}: write e.g. \"ipv4.rp_filter\""),
+                ));
+            }
+        }
+        if let Some(e) = &iface.ethtool {
+            if e.rx_ring == Some(0) || e.tx_ring == Some(0) {
+                let k = if e.rx_ring == Some(0) { "rx_ring" } else { "tx_ring" };
+                return Err(src.error(Some(iface.name.span()), &key(&format!("ethtool.{k}")), "a ring needs at least one entry"));
+            }
+        }
         if let Some(ra) = iface.accept_ra {
             if ra > 2 {
                 return Err(src.error(

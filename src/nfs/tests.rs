@@ -30,7 +30,7 @@ fn golden(name: &str, want: &str, got: &str) {
 }
 
 const BOARD: &str = "[board]\nname = \"bubba2\"\n\
-[[interface]]\nname = \"eth0\"\nrole = \"wan\"\nmethod = \"dhcp\"\n\
+[[interface]]\nname = \"eth0\"\nrole = \"wan\"\nmethod = \"manual\"\n\
 [[interface]]\nname = \"eth1\"\nrole = \"lan\"\naddress = [\"192.168.10.1/24\", \"fd00:10::1/64\"]\n\
 [firewall]\nprofile = \"off\"\n";
 
@@ -188,10 +188,11 @@ fn board(profile: &str, nfsd_threads: Option<u32>) -> FakeBoard {
         f.insert("/proc/fs/nfsd/versions".into(), b"-2 +3 +4 +4.1 +4.2\n".to_vec());
         f.insert("/proc/fs/nfsd/max_block_size".into(), b"8192\n".to_vec());
     }
-    for name in ["eth0", "eth1"] {
-        let up = crate::seam::netif::LinkState { up: true, ..Default::default() };
-        b.netif.links.insert(name.into(), up);
-    }
+    // The links already match the profile, so only NFS has work to do.
+    b.netif.add("eth0", 2).state.up = true;
+    let lan = b.netif.add("eth1", 3);
+    lan.state.up = true;
+    lan.addrs = vec!["192.168.10.1/24".parse().unwrap(), "fd00:10::1/64".parse().unwrap()];
     b.runner.programs.insert("exportfs".into());
     b
 }
@@ -240,9 +241,9 @@ fn apply_writes_exports_then_exportfs_once() {
 fn no_nfs_in_the_profile_leaves_nfs_alone() {
     let mut b = board(BOARD, Some(8));
     b.files.files.insert("/etc/exports".into(), b"/home *(rw)\n".to_vec());
-    let (status, _, _) = run_on(&mut b, &["apply"]);
+    let (status, _, _err) = run_on(&mut b, &["apply"]);
     assert_eq!(status, Status::Ok);
-    assert_eq!(b.effects(), Vec::<String>::new());
+    assert_eq!(b.effects(), Vec::<String>::new(), "{_err}");
 }
 
 #[test]
