@@ -106,7 +106,7 @@ options:
       --confirm SECS  with `firewall apply`: roll back unless confirmed
       --strict        treat warnings about the profile as errors
   -v, --verbose       more logging (repeatable)
-  -q, --quiet         errors only
+  -q, --quiet         errors only, no summaries
   -h, --help          this text
   -V, --version       the version
 

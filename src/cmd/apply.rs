@@ -12,7 +12,7 @@ use crate::plan;
 use crate::seam::Seams;
 
 /// Observe, plan and apply a loaded profile.
-pub fn apply_profile(p: &Profile, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Report {
+pub fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Report {
     let now = plan::observe(p, seams);
     let plan = plan::plan(p, &now);
     for n in &plan.notes {
@@ -22,7 +22,9 @@ pub fn apply_profile(p: &Profile, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Rep
     for e in &report.errors {
         let _ = writeln!(io.err, "nasboot: {e}");
     }
-    let _ = writeln!(io.out, "applied {} action(s): {}", plan.actions.len(), report.status);
+    if cli.verbosity >= 0 {
+        let _ = writeln!(io.out, "applied {} action(s): {}", plan.actions.len(), report.status);
+    }
     report
 }
 
@@ -31,7 +33,7 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         Ok(l) => l,
         Err(status) => return status,
     };
-    let mut report = apply_profile(&loaded.profile, seams, io);
+    let mut report = apply_profile(cli, &loaded.profile, seams, io);
     if let Some(dog) = report.watchdog.take() {
         let path = dog.path.clone();
         if let Err(e) = dog.close() {

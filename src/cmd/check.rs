@@ -12,6 +12,9 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         Err(status) => return status,
     };
     let p = &loaded.profile;
+    if cli.verbosity < 0 {
+        return Status::Ok;
+    }
     let _ = writeln!(
         io.out,
         "{}: ok: board {}, {} interface(s), {} export(s), firewall {:?}, watchdog {}",

@@ -11,7 +11,7 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         Ok(l) => l,
         Err(status) => return status,
     };
-    let mut report = super::apply::apply_profile(&loaded.profile, seams, io);
+    let mut report = super::apply::apply_profile(cli, &loaded.profile, seams, io);
     match (report.watchdog.take(), &loaded.profile.watchdog) {
         (Some(dog), Some(w)) => {
             let interval = crate::watchdog::interval(w.timeout.0, w.interval.map(|i| i.0));

@@ -214,3 +214,5 @@ fn first_line(msg: &str) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod boards;
