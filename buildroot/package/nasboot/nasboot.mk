@@ -47,13 +47,16 @@ NASBOOT_CARGO_ENV = \
 	CARGO_PROFILE_RELEASE_PANIC=abort
 
 # cargo-package vendors the crates at download time, which the local
-# site method skips: vendor them into the build dir before building.
+# site method skips: vendor them into the build dir before building. The
+# tree's own .cargo/config.toml (cross linkers, static glibc, qemu
+# runners for scripts/build) is replaced: Buildroot's toolchain and C
+# library are used instead.
 define NASBOOT_VENDOR_CRATES
 	if [ ! -d $(@D)/VENDOR ]; then \
 		mkdir -p $(@D)/.cargo && \
 		cd $(@D) && \
 		$(TARGET_MAKE_ENV) $(PKG_COMMON_CARGO_ENV) \
-			cargo vendor --locked VENDOR >> $(@D)/.cargo/config.toml; \
+			cargo vendor --locked VENDOR > $(@D)/.cargo/config.toml; \
 	fi
 endef
 NASBOOT_PRE_BUILD_HOOKS += NASBOOT_VENDOR_CRATES
