@@ -24,6 +24,7 @@ pub fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigErr
     interfaces(p, src)?;
     firewall(p, src)?;
     exports(p, src, &mut warnings)?;
+    super::nfs::validate(p, src, &mut warnings)?;
     watchdog(p, src, &mut warnings)?;
     storage(p, src)?;
     Ok(warnings)
@@ -126,6 +127,18 @@ fn firewall(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
                 format!(
                     "interface `{}` is in no zone; with the firewall on, set role = \"lan\" or \"wan\"",
                     iface.name.get_ref()
+                ),
+            ));
+        }
+        let name = iface.name.get_ref().as_str();
+        if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '@'))) {
+            return Err(src.error(
+                Some(iface.name.span()),
+                &format!("interface[{i}].name"),
+                format!(
+                    "`{}` holds {c:?}, which firewall rules cannot match literally; \
+                     with the firewall on, use letters, digits, `_`, `.`, `-` and `@`",
+                    name.escape_debug()
                 ),
             ));
         }
@@ -245,7 +258,7 @@ fn storage(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
 /// Where `key =` stands inside the `[table]` section, for values that
 /// carry no span of their own. Falls back to the section header, then to
 /// the top of the file.
-fn span_in(src: &Source<'_>, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
+pub(crate) fn span_in(src: &Source<'_>, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
     let header = format!("[{table}]");
     let mut offset = 0;
     let mut inside = false;
