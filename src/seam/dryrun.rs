@@ -48,6 +48,12 @@ impl Files for DryRunFiles {
         say(format_args!("write {:?} to {}", String::from_utf8_lossy(data).trim_end(), path.display()));
         Ok(())
     }
+    fn relocated(&self) -> bool {
+        self.real.relocated()
+    }
+    fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
+        self.real.modified(path)
+    }
 }
 
 pub struct DryRunSysctl {
@@ -143,12 +149,34 @@ impl Netif for DryRunNetif {
     }
 }
 
+/// Never opens a device (opening one arms it): reports what it would do.
 #[derive(Default)]
 pub struct DryRunWatchdogPort;
 
 struct DryRunWatchdog(PathBuf);
 
+fn not_opened() -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, "dry run: the device was not opened")
+}
+
 impl WatchdogDevice for DryRunWatchdog {
+    fn get_support(&mut self) -> io::Result<super::watchdog::Support> {
+        Err(not_opened())
+    }
+    fn get_bootstatus(&mut self) -> io::Result<u32> {
+        Err(not_opened())
+    }
+    fn set_timeout(&mut self, secs: u32) -> io::Result<u32> {
+        say(format_args!("set the timeout of {} to {secs} s", self.0.display()));
+        Ok(secs)
+    }
+    fn get_timeout(&mut self) -> io::Result<u32> {
+        Err(not_opened())
+    }
+    fn set_options(&mut self, options: u32) -> io::Result<()> {
+        say(format_args!("set options {options:#x} on {}", self.0.display()));
+        Ok(())
+    }
     fn keepalive(&mut self) -> io::Result<()> {
         Ok(())
     }
@@ -156,11 +184,22 @@ impl WatchdogDevice for DryRunWatchdog {
         say(format_args!("write {:?} to {}", String::from_utf8_lossy(bytes), self.0.display()));
         Ok(())
     }
+    fn exec_handover(&mut self, argv: &[&str]) -> io::Error {
+        say(format_args!("exec {} with WDTFD set", argv.join(" ")));
+        not_opened()
+    }
 }
 
 impl WatchdogPort for DryRunWatchdogPort {
     fn open(&mut self, path: &Path) -> io::Result<Box<dyn WatchdogDevice>> {
         say(format_args!("open {}", path.display()));
         Ok(Box::new(DryRunWatchdog(path.to_path_buf())))
+    }
+    fn adopt(&mut self, fd: i32) -> io::Result<Box<dyn WatchdogDevice>> {
+        say(format_args!("adopt the watchdog descriptor {fd}"));
+        Ok(Box::new(DryRunWatchdog(PathBuf::from(format!("fd {fd}")))))
+    }
+    fn holder(&mut self, _path: &Path) -> Option<(u32, String)> {
+        None
     }
 }

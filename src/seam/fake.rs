@@ -22,9 +22,16 @@ pub struct FakeFiles {
     pub journal: Journal,
     /// Make writes fail with this error (e.g. StorageFull for ENOSPC).
     pub fail_writes: Option<io::ErrorKind>,
+    /// Modification times (heartbeat files).
+    pub mtimes: BTreeMap<PathBuf, std::time::SystemTime>,
+    /// Behave like files under `--root`.
+    pub relocated: bool,
 }
 
 impl Files for FakeFiles {
+    fn relocated(&self) -> bool {
+        self.relocated
+    }
     fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
         self.files.get(path).cloned().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
@@ -58,6 +65,9 @@ impl Files for FakeFiles {
             .borrow_mut()
             .push(format!("write {} {}", path.display(), String::from_utf8_lossy(data).trim_end()));
         Ok(())
+    }
+    fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
+        self.mtimes.get(path).copied().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
 }
 
@@ -398,28 +408,147 @@ impl Netif for FakeNetif {
     }
 }
 
+/// How a fake watchdog driver behaves (default: like softdog).
+#[derive(Clone, Debug)]
+pub struct FakeDriver {
+    pub support: super::watchdog::Support,
+    pub bootstatus: u32,
+    /// SETTIMEOUT outside min..=max gives EINVAL.
+    pub min_timeout: u32,
+    pub max_timeout: u32,
+    /// The timeout in use.
+    pub timeout: u32,
+    /// Every ioctl fails with this errno (ENOSYS under qemu-user, ENOTTY
+    /// for a file that is no watchdog).
+    pub ioctl_errno: Option<i32>,
+    /// write() fails with this errno.
+    pub write_errno: Option<i32>,
+    /// Stopped by DISABLECARD or by a close after 'V'.
+    pub stopped: bool,
+    /// A 'V' was the last byte written.
+    pub expect_close: bool,
+    /// Pets so far (KEEPALIVE or write).
+    pub pets: u32,
+}
+
+impl Default for FakeDriver {
+    fn default() -> Self {
+        let mut identity = [0u8; 32];
+        identity[..17].copy_from_slice(b"Software Watchdog");
+        FakeDriver {
+            support: super::watchdog::Support { options: 0x8180, firmware_version: 0, identity },
+            bootstatus: 0,
+            min_timeout: 1,
+            max_timeout: 65535,
+            timeout: 60,
+            ioctl_errno: None,
+            write_errno: None,
+            stopped: false,
+            expect_close: false,
+            pets: 0,
+        }
+    }
+}
+
+pub type SharedDriver = Rc<RefCell<FakeDriver>>;
+
 #[derive(Default)]
 pub struct FakeWatchdogPort {
     /// Devices that exist.
     pub devices: BTreeSet<PathBuf>,
     pub journal: Journal,
+    /// The driver behind every device.
+    pub driver: SharedDriver,
+    /// Opening gives EBUSY; `holder` names this process.
+    pub busy: Option<(u32, String)>,
+    /// Descriptors that `adopt` accepts.
+    pub inherited: BTreeSet<i32>,
 }
 
-struct FakeWatchdog {
-    path: PathBuf,
-    journal: Journal,
+pub struct FakeWatchdog {
+    pub path: PathBuf,
+    pub journal: Journal,
+    pub driver: SharedDriver,
+}
+
+impl FakeWatchdog {
+    fn ioctl(&self) -> io::Result<std::cell::RefMut<'_, FakeDriver>> {
+        let d = self.driver.borrow_mut();
+        match d.ioctl_errno {
+            Some(e) => Err(io::Error::from_raw_os_error(e)),
+            None => Ok(d),
+        }
+    }
+    fn log(&self, what: String) {
+        self.journal.borrow_mut().push(what);
+    }
 }
 
 impl WatchdogDevice for FakeWatchdog {
+    fn get_support(&mut self) -> io::Result<super::watchdog::Support> {
+        Ok(self.ioctl()?.support)
+    }
+    fn get_bootstatus(&mut self) -> io::Result<u32> {
+        Ok(self.ioctl()?.bootstatus)
+    }
+    fn set_timeout(&mut self, secs: u32) -> io::Result<u32> {
+        let mut d = self.ioctl()?;
+        if secs < d.min_timeout || secs > d.max_timeout {
+            drop(d);
+            self.log(format!("settimeout {} {secs} EINVAL", self.path.display()));
+            return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
+        }
+        d.timeout = secs;
+        d.pets += 1;
+        drop(d);
+        self.log(format!("settimeout {} {secs}", self.path.display()));
+        Ok(secs)
+    }
+    fn get_timeout(&mut self) -> io::Result<u32> {
+        Ok(self.ioctl()?.timeout)
+    }
+    fn set_options(&mut self, options: u32) -> io::Result<()> {
+        let mut d = self.ioctl()?;
+        if options & 1 != 0 {
+            d.stopped = true;
+        }
+        if options & 2 != 0 {
+            d.stopped = false;
+        }
+        drop(d);
+        self.log(format!("setoptions {} {options}", self.path.display()));
+        Ok(())
+    }
     fn keepalive(&mut self) -> io::Result<()> {
-        self.journal.borrow_mut().push(format!("pet {}", self.path.display()));
+        self.ioctl()?.pets += 1;
+        self.log(format!("pet {}", self.path.display()));
         Ok(())
     }
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.journal
-            .borrow_mut()
-            .push(format!("write {} {:?}", self.path.display(), String::from_utf8_lossy(bytes)));
+        let mut d = self.driver.borrow_mut();
+        if let Some(e) = d.write_errno {
+            return Err(io::Error::from_raw_os_error(e));
+        }
+        d.pets += 1;
+        d.expect_close = bytes.last() == Some(&b'V');
+        drop(d);
+        self.log(format!("write {} {:?}", self.path.display(), String::from_utf8_lossy(bytes)));
         Ok(())
+    }
+    fn exec_handover(&mut self, argv: &[&str]) -> io::Error {
+        self.log(format!("exec WDTFD=3 {}", argv.join(" ")));
+        io::Error::from_raw_os_error(nix::libc::ENOENT)
+    }
+}
+
+impl Drop for FakeWatchdog {
+    fn drop(&mut self) {
+        let mut d = self.driver.borrow_mut();
+        if d.expect_close {
+            d.stopped = true;
+        }
+        drop(d);
+        self.log(format!("close {}", self.path.display()));
     }
 }
 
@@ -428,8 +557,26 @@ impl WatchdogPort for FakeWatchdogPort {
         if !self.devices.contains(path) {
             return Err(io::Error::from(io::ErrorKind::NotFound));
         }
+        if self.busy.is_some() {
+            return Err(io::Error::from_raw_os_error(nix::libc::EBUSY));
+        }
         self.journal.borrow_mut().push(format!("open {}", path.display()));
-        Ok(Box::new(FakeWatchdog { path: path.to_path_buf(), journal: self.journal.clone() }))
+        self.driver.borrow_mut().stopped = false;
+        Ok(Box::new(FakeWatchdog { path: path.to_path_buf(), journal: self.journal.clone(), driver: self.driver.clone() }))
+    }
+    fn adopt(&mut self, fd: i32) -> io::Result<Box<dyn WatchdogDevice>> {
+        if !self.inherited.contains(&fd) {
+            return Err(io::Error::from_raw_os_error(nix::libc::EBADF));
+        }
+        self.journal.borrow_mut().push(format!("adopt {fd}"));
+        Ok(Box::new(FakeWatchdog {
+            path: PathBuf::from(format!("fd{fd}")),
+            journal: self.journal.clone(),
+            driver: self.driver.clone(),
+        }))
+    }
+    fn holder(&mut self, _path: &Path) -> Option<(u32, String)> {
+        self.busy.clone()
     }
 }
 
