@@ -215,6 +215,28 @@ run_case() {
 	t_eq "$nb: stateful: no LAN flow is tracked" 0 "$(box conntrack -L 2>/dev/null | grep -c "$NETNS_LAN_HOST" || true)"
 	fw_stop_listeners
 
+	if [ "$backend" = nftables ]; then
+		# No nft on PATH: a clear error, and the loaded rules stay as they are.
+		before=$(snapshot nftables)
+		mkdir -p "$WORK/empty"
+		out=$(box env PATH="$WORK/empty" "${NB[@]}" --root "$root" firewall apply --backend nftables 2>&1) && rc=0 || rc=$?
+		t_eq "$nb: missing nft exits 1" 1 "$rc"
+		t_has "$nb: missing nft is named" "\`nft\` is not on PATH: nothing was loaded; the previous rule set is kept" "$out"
+		t_check "$nb: missing nft keeps the previous rule set" test "$before" = "$(snapshot nftables)"
+		# Fault injection: an nft that rejects any rule set with a WAN chain
+		# (as a kernel lacking an expression would). The real fallback loads.
+		out=$(box env PATH="$TOP/tests/firewall/inject:$PATH" "${NB[@]}" --root "$root" firewall apply --backend nftables 2>&1) && rc=0 || rc=$?
+		t_eq "$nb: rejected rule set exits 1" 1 "$rc"
+		t_has "$nb: nft's complaint is reported" "nft rejected the rule set: /dev/stdin:" "$out"
+		t_has "$nb: the fallback is loaded" "loaded the fallback rule set instead (nftables: loopback and LAN only)" "$out"
+		t_has "$nb: the fallback accepts the LAN" 'iifname "eth1" accept' "$(snapshot nftables)"
+		fw_listen "${P}box" -u "TCP4-LISTEN:22,fork,reuseaddr" OPEN:/dev/null
+		sleep 0.3
+		t_check "$nb: fallback: LAN reaches ssh" connects "${P}lan" "$NETNS_LAN_BOX" 22
+		t_check "$nb: fallback: WAN cannot" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
+		fw_stop_listeners
+	fi
+
 	# A reload (and a new conntrack table) keeps an established LAN session.
 	session_open 9000
 	session_send one
