@@ -210,6 +210,19 @@ pub fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Re
     Err(StepError::fatal("firewall", format!("the emergency rule set did not load: {why}")))
 }
 
+/// For the boot scripts when the profile cannot be read: choose a backend
+/// from what the board offers (as `auto` would) and load the emergency
+/// rule set (see the module documentation of `firewall`).
+pub fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, StepError> {
+    let offer = super::backend::Offer {
+        kernel: seams.sysctl.get("kernel.osrelease").ok().and_then(|r| super::backend::kernel_version(&r)),
+        nft: seams.runner.which("nft").is_some(),
+        iptables_restore: seams.runner.which("iptables-restore").is_some(),
+    };
+    let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
+    load_emergency(super::backend::auto(offer), ipv6, seams)
+}
+
 /// Empty tables for an iptables rollback, for tables nasboot's rule set
 /// touches that were not loaded before (a full restore resets a table to
 /// exactly what the file lists).
