@@ -6,6 +6,8 @@
 //!   unless `nasboot firewall confirm` comes in time (see
 //!   `firewall::apply`).
 //! - `confirm` confirms the waiting apply.
+//! - `lock-down` loads the emergency rule set without reading the profile,
+//!   for boot scripts when `nasboot check` exits 2 (see `firewall`).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,6 +24,21 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
             Ok(()) => {
                 if cli.verbosity >= 0 {
                     let _ = writeln!(io.out, "firewall: confirmed");
+                }
+                Status::Ok
+            }
+            Err(e) => {
+                let _ = writeln!(io.err, "nasboot: {e}");
+                Status::Failure
+            }
+        };
+    }
+    if sub == FirewallCommand::LockDown {
+        // For a profile that cannot be read: no profile is loaded at all.
+        return match firewall::apply::lock_down(seams) {
+            Ok(b) => {
+                if cli.verbosity >= 0 {
+                    let _ = writeln!(io.out, "firewall: locked down ({b}): loopback and replies only");
                 }
                 Status::Ok
             }
@@ -77,7 +94,7 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
             }
             status
         }
-        FirewallCommand::Confirm => unreachable!("handled above"),
+        FirewallCommand::Confirm | FirewallCommand::LockDown => unreachable!("handled above"),
     }
 }
 
@@ -151,6 +168,16 @@ mod tests {
         assert_eq!(status, Status::Usage);
         assert!(err.contains("/etc/nasboot.toml:4:18: firewall.lan_tcp_ports[0]: port 0 is out of range"), "{err}");
         assert_eq!(b.effects(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn lock_down_needs_no_profile() {
+        let mut b = board("not toml at all");
+        b.runner.programs.remove("nft");
+        let (status, out, err) = run_on(&mut b, &["firewall", "lock-down"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        assert_eq!(out, "firewall: locked down (iptables): loopback and replies only\n");
+        assert_eq!(b.effects()[0], "run iptables-restore --test --noflush");
     }
 
     #[test]

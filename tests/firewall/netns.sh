@@ -261,6 +261,31 @@ for target in "${TARGETS[@]}"; do
 	done
 done
 
+# lock-down (a profile that cannot be read): nothing reaches the box, the
+# box's own connections still work.
+read -ra NB <<<"$(nasboot_for host)"
+fw_legacy_path "$WORK/legacy"
+for backend in nftables iptables; do
+	fw_board_up "$P"
+	if [ "$backend" = iptables ]; then
+		out=$(box env PATH="$WORK/legacy" "${NB[@]}" firewall lock-down 2>&1) && rc=0 || rc=$?
+		expect="firewall: locked down (iptables)"
+	else
+		out=$(box "${NB[@]}" firewall lock-down 2>&1) && rc=0 || rc=$?
+		expect="firewall: locked down (nftables)"
+	fi
+	t_eq "lock-down/$backend: exits 0" 0 "$rc"
+	t_has "lock-down/$backend: says which backend" "$expect" "$out"
+	fw_listen "${P}box" -u "TCP4-LISTEN:22,fork,reuseaddr" OPEN:/dev/null
+	fw_listen "${P}wan" "TCP4-LISTEN:8000,fork,reuseaddr" "SYSTEM:echo pong"
+	sleep 0.3
+	t_check "lock-down/$backend: LAN cannot reach ssh" fails connects "${P}lan" "$NETNS_LAN_BOX" 22
+	t_check "lock-down/$backend: WAN cannot reach ssh" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
+	t_eq "lock-down/$backend: the box's own connection works" pong "$(box socat -u TCP4:"$NETNS_WAN_HOST":8000,connect-timeout=2 - 2>&1)"
+	t_check "lock-down/$backend: IPv6 neighbour discovery works" quiet box ping -q -6 -c1 -W2 fd00:51::1
+	fw_board_down "$P"
+done
+
 # The anchor: the Bubba 2's rules cut an established LAN session once the
 # conntrack table is new (its firewall restart reloads the modules; a flush
 # stands in for that here).
