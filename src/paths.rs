@@ -37,3 +37,16 @@ pub const FIREWALL_PREVIOUS: &str = "/run/nasboot/firewall.previous";
 pub const FIREWALL_PENDING: &str = "/run/nasboot/firewall.pending";
 /// `firewall confirm` writes the waiting token here.
 pub const FIREWALL_CONFIRM: &str = "/run/nasboot/firewall.confirm";
+/// nfs-utils' drop-in directory (nfs-utils 2.5 and later read it after
+/// NFS_CONF; later values win).
+pub const NFS_CONF_D: &str = "/etc/nfs.conf.d";
+/// Samba's main configuration, checked for the include line.
+pub const SMB_CONF: &str = "/etc/samba/smb.conf";
+/// RAM size (MemTotal), for sizing nfsd.
+pub const PROC_MEMINFO: &str = "/proc/meminfo";
+/// Online CPUs, e.g. "0-1".
+pub const SYS_CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
+/// Run-time files of other daemons (DHCP client pidfiles).
+pub const RUN: &str = "/run";
+/// The reset history (watchdog::history), under STATE_DIR.
+pub const RESET_HISTORY: &str = "/var/lib/nasboot/resets";

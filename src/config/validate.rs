@@ -24,6 +24,7 @@ pub fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigErr
     interfaces(p, src)?;
     firewall(p, src, &mut warnings)?;
     exports(p, src, &mut warnings)?;
+    super::nfs::validate(p, src, &mut warnings)?;
     watchdog(p, src, &mut warnings)?;
     storage(p, src)?;
     Ok(warnings)
@@ -98,6 +99,22 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
                         format!("gateway {} is not inside any address of `{name}`: unreachable", via.get_ref()),
                     ));
                 }
+            }
+        }
+        for (k, _) in iface.sysctl.iter() {
+            let ok = k.as_str().split_once('.').is_some_and(|(fam, rest)| matches!(fam, "ipv4" | "ipv6") && !rest.is_empty());
+            if !ok {
+                return Err(src.error(
+                    Some(iface.name.span()),
+                    &format!("interface[{i}].sysctl.{k}"),
+                    format!("`{k}` is not relative to net.ipv4.conf.{name} or net.ipv6.conf.{name}: write e.g. \"ipv4.rp_filter\""),
+                ));
+            }
+        }
+        if let Some(e) = &iface.ethtool {
+            if e.rx_ring == Some(0) || e.tx_ring == Some(0) {
+                let k = if e.rx_ring == Some(0) { "rx_ring" } else { "tx_ring" };
+                return Err(src.error(Some(iface.name.span()), &key(&format!("ethtool.{k}")), "a ring needs at least one entry"));
             }
         }
         if let Some(ra) = iface.accept_ra {
@@ -236,6 +253,41 @@ fn watchdog(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
             )));
         }
     }
+    let err = |key: &str, msg: String| src.error(span_in(src, "watchdog", key), &format!("watchdog.{key}"), msg);
+    match (&w.temperature_sensor, w.max_temperature) {
+        (Some(_), None) => return Err(err("temperature_sensor", "temperature_sensor needs max_temperature (°C)".into())),
+        (None, Some(_)) => return Err(err("max_temperature", "max_temperature needs temperature_sensor".into())),
+        (_, Some(t)) if t == 0 || t > 200 => {
+            return Err(err("max_temperature", format!("max_temperature is 1 to 200 °C, not {t}")))
+        }
+        _ => {}
+    }
+    if w.heartbeat_max_age.is_some() && w.heartbeat_file.is_none() {
+        return Err(err("heartbeat_max_age", "heartbeat_max_age needs heartbeat_file".into()));
+    }
+    if let Some(p) = w.rt_priority {
+        if !(1..=99).contains(&p) {
+            return Err(err("rt_priority", format!("rt_priority is 1 to 99 (SCHED_RR), not {p}")));
+        }
+    }
+    if let Some(win) = w.boot_loop_window {
+        if !(60..=604_800).contains(&win) {
+            return Err(err("boot_loop_window", format!("boot_loop_window is 60 to 604800 seconds, not {win}")));
+        }
+    }
+    for key in ["test_command", "repair_command", "handover_command"] {
+        let argv = match key {
+            "test_command" => &w.test_command,
+            "repair_command" => &w.repair_command,
+            _ => &w.handover_command,
+        };
+        if argv.first().is_some_and(|p| p.trim().is_empty()) {
+            return Err(err(key, format!("{key} starts with an empty program name")));
+        }
+    }
+    if !w.repair_command.is_empty() && !w.has_checks() {
+        warnings.push(Warning(err("repair_command", "repair_command is set but no health check is".into())));
+    }
     Ok(())
 }
 
@@ -264,7 +316,7 @@ fn storage(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
 /// Where `key =` stands inside the `[table]` section, for values that
 /// carry no span of their own. Falls back to the section header, then to
 /// the top of the file.
-fn span_in(src: &Source<'_>, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
+pub(crate) fn span_in(src: &Source<'_>, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
     let header = format!("[{table}]");
     let mut offset = 0;
     let mut inside = false;

@@ -48,6 +48,16 @@ pub trait Files {
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced>;
     /// Write a kernel control file in place (/proc, /sys): one write().
     fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()>;
+    /// A file's modification time (heartbeat files).
+    fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
+        let _ = path;
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+    /// Whether paths are relocated under `--root` (an image or a sandbox),
+    /// so tools that read fixed host paths must not run.
+    fn relocated(&self) -> bool {
+        false
+    }
 }
 
 /// sysctls under /proc/sys, by dotted name.
