@@ -254,6 +254,20 @@ fn nft_list(seams: &mut Seams<'_>, family: &str, name: &str) -> Result<Option<St
     Err(LoadError::Rejected { tool: "nft", detail: format!("nft list table {family} {name}: {}", err.trim()) })
 }
 
+/// Append `tool`'s dump, completed with empty tables for those `new` touches.
+fn iptables_save(seams: &mut Seams<'_>, tool: &'static str, new: &str, text: &mut String) -> Result<(), LoadError> {
+    if seams.runner.which(tool).is_none() {
+        return Err(LoadError::Missing(tool));
+    }
+    let out = run(seams, tool, &[], None)?;
+    if !out.success() {
+        let detail = format!("{tool} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        return Err(LoadError::Rejected { tool, detail });
+    }
+    complete(&String::from_utf8_lossy(&out.stdout), new, text);
+    Ok(())
+}
+
 /// The rule set that puts back what is loaded now, for a rollback.
 pub fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, LoadError> {
     match new.backend {
@@ -271,25 +285,10 @@ pub fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, Lo
         }
         Backend::Iptables => {
             let mut text = String::new();
-            let mut v6_at = 0;
-            for (tool, part) in [("iptables-save", new.v4()), ("ip6tables-save", new.v6())] {
-                if tool == "ip6tables-save" {
-                    v6_at = text.len();
-                    if !new.ipv6 {
-                        break;
-                    }
-                }
-                if seams.runner.which(tool).is_none() {
-                    return Err(LoadError::Missing(tool));
-                }
-                let out = run(seams, tool, &[], None)?;
-                if !out.success() {
-                    return Err(LoadError::Rejected {
-                        tool,
-                        detail: format!("{tool} failed: {}", String::from_utf8_lossy(&out.stderr).trim()),
-                    });
-                }
-                complete(&String::from_utf8_lossy(&out.stdout), part, &mut text);
+            iptables_save(seams, "iptables-save", new.v4(), &mut text)?;
+            let v6_at = text.len();
+            if new.ipv6 {
+                iptables_save(seams, "ip6tables-save", new.v6(), &mut text)?;
             }
             Ok(RuleSet { backend: Backend::Iptables, text, v6_at, noflush: false, ipv6: new.ipv6 })
         }
