@@ -46,3 +46,7 @@ pub const SMB_CONF: &str = "/etc/samba/smb.conf";
 pub const PROC_MEMINFO: &str = "/proc/meminfo";
 /// Online CPUs, e.g. "0-1".
 pub const SYS_CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
+/// Run-time files of other daemons (DHCP client pidfiles).
+pub const RUN: &str = "/run";
+/// The reset history (watchdog::history), under STATE_DIR.
+pub const RESET_HISTORY: &str = "/var/lib/nasboot/resets";

@@ -33,7 +33,8 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         Ok(l) => l,
         Err(status) => return status,
     };
-    let mut report = apply_profile(cli, &loaded.profile, seams, io);
+    let profile = crate::watchdog::history::prepare(&loaded.profile, seams.files, crate::watchdog::unix_now());
+    let mut report = apply_profile(cli, &profile, seams, io);
     if let Some(dog) = report.watchdog.take() {
         let path = dog.path.clone();
         if let Err(e) = dog.close() {

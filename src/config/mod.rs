@@ -50,7 +50,8 @@ pub struct Profile {
     pub nfs: nfs::Nfs,
     #[serde(default)]
     pub storage: heapless::Vec<system::Storage, { system::MAX_STORAGE }>,
-    pub watchdog: Option<watchdog::Watchdog>,
+    /// Boxed: the section is large and serde keeps copies on the stack.
+    pub watchdog: Option<Box<watchdog::Watchdog>>,
     /// An smb.conf include for slow CPUs (optional).
     pub samba: Option<Box<nfs::Samba>>,
 }

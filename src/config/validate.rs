@@ -101,6 +101,22 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
                 }
             }
         }
+        for (k, _) in iface.sysctl.iter() {
+            let ok = k.as_str().split_once('.').is_some_and(|(fam, rest)| matches!(fam, "ipv4" | "ipv6") && !rest.is_empty());
+            if !ok {
+                return Err(src.error(
+                    Some(iface.name.span()),
+                    &format!("interface[{i}].sysctl.{k}"),
+                    format!("`{k}` is not relative to net.ipv4.conf.{name} or net.ipv6.conf.{name}: write e.g. \"ipv4.rp_filter\""),
+                ));
+            }
+        }
+        if let Some(e) = &iface.ethtool {
+            if e.rx_ring == Some(0) || e.tx_ring == Some(0) {
+                let k = if e.rx_ring == Some(0) { "rx_ring" } else { "tx_ring" };
+                return Err(src.error(Some(iface.name.span()), &key(&format!("ethtool.{k}")), "a ring needs at least one entry"));
+            }
+        }
         if let Some(ra) = iface.accept_ra {
             if ra > 2 {
                 return Err(src.error(
@@ -229,6 +245,41 @@ fn watchdog(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
                 format!("interval {} s is over timeout/2; it will be clamped to {} s", iv.0, (w.timeout.0 / 2).max(1)),
             )));
         }
+    }
+    let err = |key: &str, msg: String| src.error(span_in(src, "watchdog", key), &format!("watchdog.{key}"), msg);
+    match (&w.temperature_sensor, w.max_temperature) {
+        (Some(_), None) => return Err(err("temperature_sensor", "temperature_sensor needs max_temperature (°C)".into())),
+        (None, Some(_)) => return Err(err("max_temperature", "max_temperature needs temperature_sensor".into())),
+        (_, Some(t)) if t == 0 || t > 200 => {
+            return Err(err("max_temperature", format!("max_temperature is 1 to 200 °C, not {t}")))
+        }
+        _ => {}
+    }
+    if w.heartbeat_max_age.is_some() && w.heartbeat_file.is_none() {
+        return Err(err("heartbeat_max_age", "heartbeat_max_age needs heartbeat_file".into()));
+    }
+    if let Some(p) = w.rt_priority {
+        if !(1..=99).contains(&p) {
+            return Err(err("rt_priority", format!("rt_priority is 1 to 99 (SCHED_RR), not {p}")));
+        }
+    }
+    if let Some(win) = w.boot_loop_window {
+        if !(60..=604_800).contains(&win) {
+            return Err(err("boot_loop_window", format!("boot_loop_window is 60 to 604800 seconds, not {win}")));
+        }
+    }
+    for key in ["test_command", "repair_command", "handover_command"] {
+        let argv = match key {
+            "test_command" => &w.test_command,
+            "repair_command" => &w.repair_command,
+            _ => &w.handover_command,
+        };
+        if argv.first().is_some_and(|p| p.trim().is_empty()) {
+            return Err(err(key, format!("{key} starts with an empty program name")));
+        }
+    }
+    if !w.repair_command.is_empty() && !w.has_checks() {
+        warnings.push(Warning(err("repair_command", "repair_command is set but no health check is".into())));
     }
     Ok(())
 }

@@ -1,8 +1,18 @@
-//! `[watchdog]`: the hardware watchdog and its health checks.
+//! `[watchdog]`: the hardware watchdog, its health checks, the repair
+//! policy, boot-loop backoff and the real-time knobs. Every check is
+//! optional; documented defaults are the `*_default` functions below.
 
+use std::fmt;
+
+use serde::de::{self, Deserializer};
 use serde::Deserialize;
 
-use super::types::AbsPath;
+use super::types::{AbsPath, IfName};
+
+/// Pidfiles watched at most.
+pub const MAX_PIDFILES: usize = 4;
+/// Words in a command line (program included).
+pub const MAX_ARGV: usize = 8;
 
 /// Seconds, 1..=3600.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -14,6 +24,43 @@ impl<'de> Deserialize<'de> for Seconds {
     }
 }
 
+/// A load average limit in hundredths (`max_load1 = 4.5` is 450), so the
+/// model keeps `Eq`. 0.01 to 1000.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Load(pub u32);
+
+impl<'de> Deserialize<'de> for Load {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Load;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a load average from 0.01 to 1000")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Load, E> {
+                self.visit_f64(n as f64)
+            }
+            fn visit_f64<E: de::Error>(self, x: f64) -> Result<Load, E> {
+                if (0.01..=1000.0).contains(&x) {
+                    Ok(Load((x * 100.0).round() as u32))
+                } else {
+                    Err(E::custom(format!("load {x} is out of range (0.01 to 1000)")))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl fmt::Display for Load {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:02}", self.0 / 100, self.0 % 100)
+    }
+}
+
+/// A command: program and arguments, run without a shell.
+pub type Argv = heapless::Vec<heapless::String<63>, MAX_ARGV>;
+
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Watchdog {
@@ -23,4 +70,91 @@ pub struct Watchdog {
     pub timeout: Seconds,
     /// Pet interval; default and maximum timeout/2.
     pub interval: Option<Seconds>,
+
+    // Health checks, each optional.
+    /// 1, 5 and 15 minute load average limits (/proc/loadavg).
+    pub max_load1: Option<Load>,
+    pub max_load5: Option<Load>,
+    pub max_load15: Option<Load>,
+    /// Least MemAvailable, in kB (/proc/meminfo).
+    pub min_memory_kb: Option<u64>,
+    /// Processes that must be alive (the pid in each file).
+    #[serde(default)]
+    pub pidfiles: heapless::Vec<AbsPath, MAX_PIDFILES>,
+    /// A file some service touches; it must be younger than `heartbeat_max_age`.
+    pub heartbeat_file: Option<AbsPath>,
+    /// Default 60 s.
+    pub heartbeat_max_age: Option<Seconds>,
+    /// An interface whose received-bytes counter must keep advancing.
+    pub rx_interface: Option<IfName>,
+    /// A temperature input in millidegrees (hwmon `tempK_input`) and its limit in °C.
+    pub temperature_sensor: Option<AbsPath>,
+    pub max_temperature: Option<u32>,
+    /// A test program: exit 0 is healthy; killed at `test_timeout` (default 10 s).
+    #[serde(default)]
+    pub test_command: Argv,
+    pub test_timeout: Option<Seconds>,
+
+    // Repair policy.
+    /// Run when a check has failed for `retry_timeout`; killed at `repair_timeout` (default 60 s).
+    #[serde(default)]
+    pub repair_command: Argv,
+    pub repair_timeout: Option<Seconds>,
+    /// How long a check may keep failing before repair (or reset). Default 60 s.
+    pub retry_timeout: Option<Seconds>,
+    /// Repairs tried before giving up and letting the hardware reset. Default 1.
+    pub max_repairs: Option<u32>,
+
+    // Boot-loop backoff.
+    /// After this many watchdog resets within `boot_loop_window`, boot in the
+    /// safe profile. Default 3; 0 turns backoff off.
+    pub boot_loop_resets: Option<u32>,
+    /// Seconds; default 3600.
+    pub boot_loop_window: Option<u32>,
+
+    // Hand-over and real time.
+    /// Run on SIGUSR2 with the open device inherited (`WDTFD=<fd>`).
+    #[serde(default)]
+    pub handover_command: Argv,
+    /// mlockall(MCL_CURRENT|MCL_FUTURE) before petting.
+    #[serde(default)]
+    pub mlock: bool,
+    /// SCHED_RR with this priority (1 to 99).
+    pub rt_priority: Option<u8>,
+}
+
+impl Watchdog {
+    pub fn heartbeat_max_age(&self) -> u32 {
+        self.heartbeat_max_age.map_or(60, |s| s.0)
+    }
+    pub fn test_timeout(&self) -> u32 {
+        self.test_timeout.map_or(10, |s| s.0)
+    }
+    pub fn repair_timeout(&self) -> u32 {
+        self.repair_timeout.map_or(60, |s| s.0)
+    }
+    pub fn retry_timeout(&self) -> u32 {
+        self.retry_timeout.map_or(60, |s| s.0)
+    }
+    pub fn max_repairs(&self) -> u32 {
+        self.max_repairs.unwrap_or(1)
+    }
+    pub fn boot_loop_resets(&self) -> u32 {
+        self.boot_loop_resets.unwrap_or(3)
+    }
+    pub fn boot_loop_window(&self) -> u32 {
+        self.boot_loop_window.unwrap_or(3600)
+    }
+    /// Whether any health check is configured.
+    pub fn has_checks(&self) -> bool {
+        self.max_load1.is_some()
+            || self.max_load5.is_some()
+            || self.max_load15.is_some()
+            || self.min_memory_kb.is_some()
+            || !self.pidfiles.is_empty()
+            || self.heartbeat_file.is_some()
+            || self.rx_interface.is_some()
+            || self.temperature_sensor.is_some()
+            || !self.test_command.is_empty()
+    }
 }

@@ -48,6 +48,11 @@ pub trait Files {
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced>;
     /// Write a kernel control file in place (/proc, /sys): one write().
     fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()>;
+    /// A file's modification time (heartbeat files).
+    fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
+        let _ = path;
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
 }
 
 /// sysctls under /proc/sys, by dotted name.

@@ -1,15 +1,42 @@
 //! The hardware watchdog: opened first at apply, petted between steps,
-//! and kept by `nasboot run` for as long as the board runs.
+//! and kept by `nasboot run` / `nasboot watchdog` for as long as the board
+//! runs.
+//!
+//! - [`ioctl`]: request numbers per architecture (include/uapi/linux/watchdog.h);
+//! - [`device`]: [`LinuxWatchdog`](device::LinuxWatchdog), the open device,
+//!   with embedded-hal 0.2's watchdog traits; timeout clamping, fallbacks;
+//! - [`daemon`]: the petting loop, generic over those traits;
+//! - [`health`]: checks and the repair policy;
+//! - [`history`]: reset history across boots and boot-loop backoff;
+//! - [`signals`]: sigprocmask + sigtimedwait, mlockall, SCHED_RR.
+//!
+//! Hand-over (like OpenWrt procd): on SIGUSR2 the daemon execs
+//! `handover_command` with the open descriptor inherited and its number
+//! in `WDTFD`; `nasboot watchdog` started with `WDTFD` in its environment
+//! adopts that descriptor instead of opening the device, so petting never
+//! stops across an upgrade.
+
+pub mod daemon;
+pub mod device;
+pub mod health;
+pub mod history;
+pub mod ioctl;
+pub mod signals;
 
 use std::fmt;
-use std::io;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use crate::apply::StepError;
+use crate::config::watchdog::Watchdog as Config;
 use crate::config::Profile;
 use crate::paths;
-use crate::seam::watchdog::WatchdogDevice;
 use crate::seam::Seams;
+
+pub use device::LinuxWatchdog;
+
+/// An open, armed device (what `apply` hands to `run`).
+pub type Armed = LinuxWatchdog;
 
 /// Open and arm the device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,57 +71,151 @@ pub fn plan(p: &Profile) -> Vec<Action> {
         .collect()
 }
 
-/// An open, armed device.
-pub struct Armed {
-    dev: Box<dyn WatchdogDevice>,
-    pub path: PathBuf,
+/// Query the driver, log what it says, set the timeout. On ENOTTY (not a
+/// watchdog) nothing was written and the device is closed.
+pub fn setup(mut dog: LinuxWatchdog, timeout: u32, seams: &mut Seams<'_>) -> Result<LinuxWatchdog, device::OpenError> {
+    dog.query(seams.files)?;
+    log::info!("{}: {}", dog.path.display(), dog.info);
+    if dog.info.card_reset() == Some(true) {
+        log::warn!("{}: the watchdog reset this board (CARDRESET)", dog.path.display());
+    }
+    if let Some(e) = dog.info.query_errno {
+        log::warn!(
+            "{}: the driver could not be queried ({}): petting with write(), timeout and boot status unknown",
+            dog.path.display(),
+            std::io::Error::from_raw_os_error(e)
+        );
+    }
+    if let Some(why) = dog.info.cannot_stop() {
+        log::warn!("{}: {why}", dog.path.display());
+    }
+    let got = dog.set_timeout(timeout);
+    log::info!(
+        "{}: timeout {}",
+        dog.path.display(),
+        got.map_or("unknown (driver default)".to_string(), |t| format!("{t} s"))
+    );
+    Ok(dog)
 }
 
-impl Armed {
-    /// Pet; a failure is logged, the next pet tries again.
-    pub fn pet(&mut self) {
-        if let Err(e) = self.dev.keepalive() {
-            log::warn!("{}: pet failed: {e}", self.path.display());
-        }
-    }
-
-    /// Orderly stop: the magic close ('V') so closing does not reset the board.
-    pub fn close(mut self) -> io::Result<()> {
-        self.dev.write(b"V")
-    }
-}
-
-/// Open the first device that exists. EBUSY means another process (a
-/// running `nasboot run`) already pets it: that is not an error for `apply`.
+/// Open the first device that exists and set it up. EBUSY means another
+/// process (a running `nasboot watchdog`) already pets it: not an error
+/// for `apply`.
 pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<Option<Armed>, StepError> {
-    let candidates: Vec<&str> = match &a.device {
-        Some(d) => vec![d.as_str()],
-        None => paths::WATCHDOG_DEVICES.to_vec(),
-    };
-    let mut last = None;
-    for path in candidates {
-        match seams.watchdog.open(Path::new(path)) {
-            Ok(dev) => {
-                let mut armed = Armed { dev, path: PathBuf::from(path) };
-                armed.pet();
-                return Ok(Some(armed));
-            }
-            Err(e) if e.raw_os_error() == Some(nix::libc::EBUSY) => {
-                log::info!("{path}: held by another process; it keeps petting");
-                return Ok(None);
-            }
-            Err(e) => last = Some((path, e)),
+    let subject = a.device.clone().unwrap_or_else(|| paths::WATCHDOG_DEVICES.join(" or "));
+    let dog = match device::open(seams.watchdog, a.device.as_deref().map(Path::new)) {
+        Ok(d) => d,
+        Err(e @ device::OpenError::Busy { .. }) => {
+            log::info!("{e}; it keeps petting");
+            return Ok(None);
         }
-    }
-    let (path, e) = last.expect("at least one candidate");
-    Err(StepError::fatal(path, e))
+        Err(e) => return Err(StepError::fatal(subject, e)),
+    };
+    let mut dog = setup(dog, a.timeout, seams).map_err(|e| StepError::fatal(subject.clone(), e))?;
+    dog.pet();
+    Ok(Some(dog))
 }
 
-/// Keep petting in the foreground. (The full daemon, with signals and
-/// health checks, replaces this loop.)
-pub fn serve(mut dog: Armed, interval: u32) -> crate::exit::Status {
-    loop {
-        dog.pet();
-        std::thread::sleep(std::time::Duration::from_secs(u64::from(interval)));
+/// The daemon's host on a real (or dry-run) board: signals, the clock,
+/// checks through the seams, the profile file for reloads.
+pub struct BoardHost<'s, 'a> {
+    pub seams: &'s mut Seams<'a>,
+    pub signals: signals::Signals,
+    pub checker: health::Checker,
+    /// The profile file (board path), re-read on SIGHUP.
+    pub config: PathBuf,
+    /// Apply the boot-loop transform on reload too.
+    pub safe: bool,
+}
+
+impl daemon::Host for BoardHost<'_, '_> {
+    fn now_ms(&mut self) -> u64 {
+        signals::now_ms()
+    }
+    fn wait(&mut self, timeout_ms: u64) -> Option<daemon::Sig> {
+        self.signals.wait(timeout_ms)
+    }
+    fn check(&mut self, cfg: &Config) -> Result<(), health::Failure> {
+        self.checker.check(cfg, self.seams.files, self.seams.runner, SystemTime::now())
+    }
+    fn repair(&mut self, cfg: &Config) -> bool {
+        health::repair(cfg, self.seams.runner)
+    }
+    fn reload(&mut self) -> Option<Config> {
+        let file = self.config.display().to_string();
+        let loaded = self
+            .seams
+            .files
+            .read(&self.config)
+            .map_err(|e| format!("{file}: cannot read the profile: {e}"))
+            .and_then(|b| crate::config::parse_bytes(&file, &b).map_err(|e| e.to_string()));
+        match loaded {
+            Ok(l) => {
+                let p = if self.safe { history::safe_profile(&l.profile) } else { l.profile };
+                match p.watchdog {
+                    Some(w) => Some(*w),
+                    None => {
+                        log::error!("reload: {file} has no [watchdog] section now; keeping the running settings");
+                        None
+                    }
+                }
+            }
+            Err(e) => {
+                log::error!("reload failed, keeping the running profile: {e}");
+                None
+            }
+        }
+    }
+    fn give_up(&mut self, _why: &health::Failure) {
+        history::update(self.seams.files, |h| h.set_end(history::End::GaveUp));
+        nix::unistd::sync();
+    }
+    fn stopped(&mut self) {
+        history::update(self.seams.files, |h| h.set_end(history::End::Clean));
+    }
+}
+
+/// mlockall and SCHED_RR as the profile asks; failures are logged.
+pub fn realtime(cfg: &Config) {
+    if cfg.mlock {
+        match signals::lock_memory() {
+            Ok(()) => log::info!("memory locked (mlockall)"),
+            Err(e) => log::warn!("mlockall: {e}"),
+        }
+    }
+    if let Some(p) = cfg.rt_priority {
+        match signals::realtime(p) {
+            Ok(()) => log::info!("SCHED_RR priority {p}"),
+            Err(e) => log::warn!("SCHED_RR priority {p}: {e}"),
+        }
+    }
+}
+
+/// Seconds since the epoch, for the reset history.
+pub fn unix_now() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Keep petting in the foreground until SIGTERM/SIGINT (exit 0 after the
+/// magic close). Used by `run` and `watchdog`.
+pub fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config: &Path, safe: bool) -> crate::exit::Status {
+    // Signals first: a SIGTERM from now on is an orderly stop.
+    let signals = match signals::Signals::block() {
+        Ok(s) => s,
+        Err(e) => {
+            log::error!("cannot block signals: {e}; magic close and exit");
+            embedded_hal::watchdog::WatchdogDisable::disable(&mut dog);
+            return crate::exit::Status::Failure;
+        }
+    };
+    realtime(cfg);
+    let card_reset = dog.info.card_reset();
+    history::update(seams.files, |h| h.set_cause(card_reset));
+    let mut host = BoardHost { seams, signals, checker: health::Checker::default(), config: config.to_path_buf(), safe };
+    let out = daemon::serve(&mut dog, &mut host, cfg.clone());
+    drop(dog);
+    match out {
+        daemon::Outcome::Stopped => crate::exit::Status::Ok,
+        daemon::Outcome::StoppedAfterGivingUp => crate::exit::Status::Failure,
     }
 }

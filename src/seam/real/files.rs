@@ -90,6 +90,10 @@ impl Files for RealFiles {
         let mut f = fs::OpenOptions::new().write(true).open(self.root.at(path))?;
         f.write_all(data)
     }
+
+    fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
+        fs::metadata(self.root.at(path))?.modified()
+    }
 }
 
 #[cfg(test)]

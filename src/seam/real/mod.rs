@@ -2,6 +2,7 @@
 
 pub mod files;
 pub mod netif;
+pub mod netlink;
 pub mod runner;
 pub mod sysctl;
 pub mod watchdog;

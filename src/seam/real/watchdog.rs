@@ -1,11 +1,19 @@
-//! Watchdog devices under /dev (relocated under `--root`).
+//! Watchdog devices under /dev (relocated under `--root`): the ioctls of
+//! include/uapi/linux/watchdog.h with the request numbers computed in
+//! `crate::watchdog::ioctl` (right on every architecture, 32-bit sparc
+//! included).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 
+use nix::libc;
+
 use super::Root;
-use crate::seam::watchdog::{WatchdogDevice, WatchdogPort};
+use crate::seam::watchdog::{Support, WatchdogDevice, WatchdogPort};
+use crate::watchdog::ioctl::{self, WatchdogInfo};
 
 /// Opens real watchdog devices.
 pub struct RealWatchdogPort {
@@ -23,14 +31,85 @@ pub struct RealWatchdog {
     file: File,
 }
 
+impl RealWatchdog {
+    /// ioctl(fd, request, arg). The request type is c_ulong on glibc and
+    /// c_int on musl (`libc::Ioctl`); the number is the same bits.
+    fn ioctl<T>(&mut self, request: u32, arg: &mut T) -> io::Result<()> {
+        // SAFETY: `arg` is a valid, exclusively borrowed T whose size is
+        // the one encoded in `request`.
+        let r = unsafe { libc::ioctl(self.file.as_raw_fd(), request as libc::Ioctl, arg as *mut T) };
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn int_ioctl(&mut self, request: u32, value: u32) -> io::Result<u32> {
+        let mut v = value as libc::c_int;
+        self.ioctl(request, &mut v)?;
+        Ok(v as u32)
+    }
+}
+
 impl WatchdogDevice for RealWatchdog {
+    fn get_support(&mut self) -> io::Result<Support> {
+        let mut info = WatchdogInfo::default();
+        self.ioctl(ioctl::WDIOC_GETSUPPORT, &mut info)?;
+        Ok(Support { options: info.options, firmware_version: info.firmware_version, identity: info.identity })
+    }
+
+    fn get_bootstatus(&mut self) -> io::Result<u32> {
+        self.int_ioctl(ioctl::WDIOC_GETBOOTSTATUS, 0)
+    }
+
+    fn set_timeout(&mut self, secs: u32) -> io::Result<u32> {
+        self.int_ioctl(ioctl::WDIOC_SETTIMEOUT, secs)
+    }
+
+    fn get_timeout(&mut self) -> io::Result<u32> {
+        self.int_ioctl(ioctl::WDIOC_GETTIMEOUT, 0)
+    }
+
+    fn set_options(&mut self, options: u32) -> io::Result<()> {
+        self.int_ioctl(ioctl::WDIOC_SETOPTIONS, options).map(|_| ())
+    }
+
     fn keepalive(&mut self) -> io::Result<()> {
-        self.file.write_all(b"\0")
+        self.int_ioctl(ioctl::WDIOC_KEEPALIVE, 0).map(|_| ())
     }
 
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.file.write_all(bytes)
     }
+
+    fn exec_handover(&mut self, argv: &[&str]) -> io::Error {
+        let Some((program, args)) = argv.split_first() else {
+            return io::Error::new(io::ErrorKind::InvalidInput, "empty hand-over command");
+        };
+        let fd = self.file.as_raw_fd();
+        if let Err(e) = set_cloexec(fd, false) {
+            return e;
+        }
+        let e = std::process::Command::new(program).args(args).env("WDTFD", fd.to_string()).exec();
+        // Still here: exec failed; keep the descriptor private again.
+        let _ = set_cloexec(fd, true);
+        io::Error::new(e.kind(), format!("{program}: {e}"))
+    }
+}
+
+fn set_cloexec(fd: i32, on: bool) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor we own; no pointers.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let flags = if on { flags | libc::FD_CLOEXEC } else { flags & !libc::FD_CLOEXEC };
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, flags) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 impl WatchdogPort for RealWatchdogPort {
@@ -38,4 +117,48 @@ impl WatchdogPort for RealWatchdogPort {
         let file = OpenOptions::new().write(true).open(self.root.at(path))?;
         Ok(Box::new(RealWatchdog { file }))
     }
+
+    fn adopt(&mut self, fd: i32) -> io::Result<Box<dyn WatchdogDevice>> {
+        if fd < 0 {
+            return Err(io::Error::from_raw_os_error(libc::EBADF));
+        }
+        // Fails with EBADF unless the descriptor is open; then keep it
+        // from leaking into the commands we run.
+        set_cloexec(fd, true)?;
+        // SAFETY: the descriptor was handed to this process to own (WDTFD)
+        // and is open; nothing else in the process uses it.
+        let file = unsafe { File::from_raw_fd(fd) };
+        Ok(Box::new(RealWatchdog { file }))
+    }
+
+    fn holder(&mut self, path: &Path) -> Option<(u32, String)> {
+        let proc_dir = self.root.at(Path::new("/proc"));
+        let me = std::process::id();
+        let mut fallback = None;
+        for entry in std::fs::read_dir(&proc_dir).ok()?.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+            if pid == me {
+                continue;
+            }
+            let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else { continue };
+            for fd in fds.flatten() {
+                let Ok(target) = std::fs::read_link(fd.path()) else { continue };
+                let comm = || {
+                    std::fs::read_to_string(entry.path().join("comm")).map(|s| s.trim().to_string()).unwrap_or_default()
+                };
+                if target == path || target == self.root.at(path) {
+                    return Some((pid, comm()));
+                }
+                // /dev/watchdog and /dev/watchdogN share one "open" bit.
+                if fallback.is_none() && target.starts_with("/dev") && is_watchdog_node(&target) {
+                    fallback = Some((pid, comm()));
+                }
+            }
+        }
+        fallback
+    }
+}
+
+fn is_watchdog_node(p: &Path) -> bool {
+    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("watchdog"))
 }

@@ -1,0 +1,345 @@
+//! The watchdog daemon's loop, generic over embedded-hal 0.2's
+//! `Watchdog` (feed), `WatchdogEnable` (re-arm on reload) and
+//! `WatchdogDisable` (the orderly stop), and over a [`Host`] that gives
+//! time, signals, checks and repairs. A recording fake drives the tests.
+//!
+//! One wake-up per interval: the host's `wait` returns at the next pet
+//! (sigtimedwait with the time left as timeout) or at a signal. The steady
+//! state (no checks configured) allocates nothing: see tests/alloc_tick.rs.
+
+use std::io;
+
+use embedded_hal::watchdog::{Watchdog, WatchdogDisable, WatchdogEnable};
+
+use super::device::{LinuxWatchdog, Secs};
+use super::health::{Failure, Policy, Step};
+use crate::config::watchdog::Watchdog as Config;
+
+/// What a signal asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sig {
+    /// SIGHUP: re-read the profile; the device stays open.
+    Reload,
+    /// SIGTERM, SIGINT: orderly stop with the magic close.
+    Stop,
+    /// SIGUSR1: log the status.
+    Status,
+    /// SIGUSR2: exec `handover_command` with the device inherited (WDTFD).
+    Handover,
+}
+
+/// What the daemon needs besides the device.
+pub trait Host {
+    /// Monotonic milliseconds.
+    fn now_ms(&mut self) -> u64;
+    /// Wait up to `timeout_ms`, or until a signal.
+    fn wait(&mut self, timeout_ms: u64) -> Option<Sig>;
+    /// Run the configured health checks.
+    fn check(&mut self, cfg: &Config) -> Result<(), Failure>;
+    /// Run the repair command; true when it succeeded.
+    fn repair(&mut self, cfg: &Config) -> bool;
+    /// The profile again (SIGHUP); None keeps the running one.
+    fn reload(&mut self) -> Option<Config>;
+    /// Petting stops now: record it, flush the disks.
+    fn give_up(&mut self, why: &Failure);
+    /// The orderly stop happened.
+    fn stopped(&mut self);
+}
+
+/// What the daemon needs from the device besides the embedded-hal traits.
+pub trait Dog: Watchdog + WatchdogEnable<Time = Secs> + WatchdogDisable {
+    /// The timeout in use, when the driver told it.
+    fn timeout(&self) -> Option<u32>;
+    /// Exec `argv` with the device inherited; returns only on failure.
+    fn handover(&mut self, argv: &[&str]) -> io::Error;
+}
+
+impl Dog for LinuxWatchdog {
+    fn timeout(&self) -> Option<u32> {
+        LinuxWatchdog::timeout(self)
+    }
+    fn handover(&mut self, argv: &[&str]) -> io::Error {
+        LinuxWatchdog::handover(self, argv)
+    }
+}
+
+/// How the daemon ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Stopped in order (magic close written).
+    Stopped,
+    /// Stopped in order after it had given up petting for a failed check.
+    StoppedAfterGivingUp,
+}
+
+/// The pet interval in ms: the profile's (default timeout/2), at most half
+/// the timeout in use, at least 250 ms.
+pub fn interval_ms(cfg: &Config, timeout_in_use: Option<u32>) -> u64 {
+    let timeout = u64::from(timeout_in_use.unwrap_or(cfg.timeout.0).max(1));
+    let half = timeout * 500;
+    let wanted = cfg.interval.map_or(half, |i| u64::from(i.0) * 1000);
+    wanted.min(half).max(250)
+}
+
+/// Counters for the status line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub pets: u64,
+    pub wakeups: u64,
+    pub checks_failed: u64,
+}
+
+/// Pet until a stop signal. `cfg` is the running profile's `[watchdog]`.
+pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Outcome {
+    let mut interval = interval_ms(&cfg, dog.timeout());
+    let mut checks = cfg.has_checks();
+    let mut policy = Policy::default();
+    let mut petting = true;
+    let mut stats = Stats::default();
+    let mut last_failure: Option<Failure> = None;
+    log::info!(
+        "petting every {} ms (timeout {})",
+        interval,
+        dog.timeout().map_or("unknown".to_string(), |t| format!("{t} s"))
+    );
+    dog.feed();
+    stats.pets += 1;
+    let mut next = host.now_ms() + interval;
+    loop {
+        let now = host.now_ms();
+        if now >= next {
+            if petting && checks {
+                let result = host.check(&cfg);
+                let healthy = result.is_ok();
+                if let Err(f) = result {
+                    stats.checks_failed += 1;
+                    if last_failure.as_ref() != Some(&f) {
+                        log::warn!("health check failed: {f}");
+                    }
+                    last_failure = Some(f);
+                } else if last_failure.take().is_some() {
+                    log::warn!("health checks pass again");
+                }
+                let step = policy.update(
+                    healthy,
+                    now,
+                    u64::from(cfg.retry_timeout()) * 1000,
+                    cfg.max_repairs(),
+                    !cfg.repair_command.is_empty(),
+                );
+                match step {
+                    Step::Healthy | Step::Failing => {}
+                    Step::Repair => {
+                        log::warn!("repair {} of {}: running the repair command", policy.repairs(), cfg.max_repairs());
+                        host.repair(&cfg);
+                    }
+                    Step::GiveUp => {
+                        let why = last_failure.clone().expect("a failure");
+                        log::error!(
+                            "giving up after {} repair(s): {why}; petting stops, the watchdog resets the board",
+                            policy.repairs()
+                        );
+                        host.give_up(&why);
+                        petting = false;
+                    }
+                }
+            }
+            if petting {
+                dog.feed();
+                stats.pets += 1;
+            }
+            next += interval;
+            if next <= now {
+                next = now + interval;
+            }
+            continue;
+        }
+        stats.wakeups += 1;
+        match host.wait(next - now) {
+            None => {}
+            Some(Sig::Stop) => {
+                dog.disable();
+                host.stopped();
+                return if petting { Outcome::Stopped } else { Outcome::StoppedAfterGivingUp };
+            }
+            Some(Sig::Reload) => {
+                if let Some(new) = host.reload() {
+                    if new.timeout != cfg.timeout {
+                        dog.start(Secs(new.timeout.0));
+                    }
+                    cfg = new;
+                    checks = cfg.has_checks();
+                    interval = interval_ms(&cfg, dog.timeout());
+                    next = next.min(host.now_ms() + interval);
+                    log::warn!("profile reloaded: petting every {interval} ms");
+                }
+            }
+            Some(Sig::Status) => log::warn!(
+                "status: {} ({} pets, {} wake-ups, interval {interval} ms, timeout {}, {} failed checks{})",
+                if petting { "petting" } else { "gave up, not petting" },
+                stats.pets,
+                stats.wakeups,
+                dog.timeout().map_or("unknown".to_string(), |t| format!("{t} s")),
+                stats.checks_failed,
+                last_failure.as_ref().map_or(String::new(), |f| format!(", failing: {f}")),
+            ),
+            Some(Sig::Handover) => match super::health::split_argv(&cfg.handover_command) {
+                Some((program, args)) => {
+                    let mut argv: heapless::Vec<&str, 9> = heapless::Vec::new();
+                    let _ = argv.push(program);
+                    argv.extend(args.iter().copied());
+                    log::warn!("handing the watchdog over to {program} (WDTFD)");
+                    dog.feed();
+                    let e = dog.handover(&argv);
+                    log::error!("hand-over to {program} failed: {e}; petting on");
+                }
+                None => log::warn!("SIGUSR2: no handover_command in [watchdog]; ignored"),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// Records what the daemon did to the device.
+    #[derive(Default)]
+    struct Dog {
+        log: Vec<String>,
+        timeout: Option<u32>,
+    }
+    impl Watchdog for Dog {
+        fn feed(&mut self) {
+            self.log.push("feed".into());
+        }
+    }
+    impl WatchdogEnable for Dog {
+        type Time = Secs;
+        fn start<T: Into<Secs>>(&mut self, period: T) {
+            let Secs(t) = period.into();
+            self.timeout = Some(t);
+            self.log.push(format!("start {t}"));
+        }
+    }
+    impl WatchdogDisable for Dog {
+        fn disable(&mut self) {
+            self.log.push("disable".into());
+        }
+    }
+    impl super::Dog for Dog {
+        fn timeout(&self) -> Option<u32> {
+            self.timeout
+        }
+        fn handover(&mut self, argv: &[&str]) -> io::Error {
+            self.log.push(format!("handover {}", argv.join(" ")));
+            io::Error::from(io::ErrorKind::NotFound)
+        }
+    }
+
+    /// A scripted clock: `wait` jumps time forward; signals arrive at set times.
+    #[derive(Default)]
+    struct FakeHost {
+        now: u64,
+        signals: VecDeque<(u64, Sig)>,
+        checks: VecDeque<Result<(), Failure>>,
+        log: Vec<String>,
+        reload_to: Option<Config>,
+        waits: u32,
+    }
+    impl Host for FakeHost {
+        fn now_ms(&mut self) -> u64 {
+            self.now
+        }
+        fn wait(&mut self, timeout_ms: u64) -> Option<Sig> {
+            self.waits += 1;
+            let until = self.now + timeout_ms;
+            if let Some(&(at, sig)) = self.signals.front() {
+                if at <= until {
+                    self.signals.pop_front();
+                    self.now = self.now.max(at);
+                    return Some(sig);
+                }
+            }
+            self.now = until;
+            None
+        }
+        fn check(&mut self, _: &Config) -> Result<(), Failure> {
+            self.log.push(format!("check@{}", self.now));
+            self.checks.pop_front().unwrap_or(Ok(()))
+        }
+        fn repair(&mut self, _: &Config) -> bool {
+            self.log.push(format!("repair@{}", self.now));
+            true
+        }
+        fn reload(&mut self) -> Option<Config> {
+            self.reload_to.take()
+        }
+        fn give_up(&mut self, why: &Failure) {
+            self.log.push(format!("give_up@{} {why}", self.now));
+        }
+        fn stopped(&mut self) {
+            self.log.push(format!("stopped@{}", self.now));
+        }
+    }
+
+    fn cfg(extra: &str) -> Config {
+        let text = format!("[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\n{extra}");
+        *crate::config::parse_bytes("t.toml", text.as_bytes()).unwrap().profile.watchdog.unwrap()
+    }
+
+    #[test]
+    fn interval_is_at_most_half_the_timeout_in_use() {
+        assert_eq!(interval_ms(&cfg(""), Some(10)), 5000);
+        assert_eq!(interval_ms(&cfg("interval = 2\n"), Some(10)), 2000);
+        // The driver clamped 10 to 3: pet every 1.5 s.
+        assert_eq!(interval_ms(&cfg("interval = 4\n"), Some(3)), 1500);
+        assert_eq!(interval_ms(&cfg(""), None), 5000);
+    }
+
+    #[test]
+    fn one_wakeup_per_interval_and_magic_close_on_stop() {
+        let mut dog = Dog { timeout: Some(10), ..Dog::default() };
+        let mut host = FakeHost { signals: [(30_000, Sig::Stop)].into(), ..FakeHost::default() };
+        let out = serve(&mut dog, &mut host, cfg(""));
+        assert_eq!(out, Outcome::Stopped);
+        // 1 at start + one per 5 s tick before the stop at 30 s.
+        assert_eq!(dog.log.iter().filter(|l| *l == "feed").count(), 6);
+        assert_eq!(dog.log.last().unwrap(), "disable");
+        assert_eq!(host.waits, 6, "one wait per interval; the last one ended by the signal");
+        assert_eq!(host.log, ["stopped@30000"]);
+    }
+
+    #[test]
+    fn failing_check_retries_repairs_then_stops_petting() {
+        let mut dog = Dog { timeout: Some(10), ..Dog::default() };
+        let fail = || Err(Failure::Rx { interface: "eth1".into(), bytes: 5 });
+        let mut host = FakeHost {
+            signals: [(60_000, Sig::Stop)].into(),
+            checks: std::iter::repeat_with(fail).take(20).collect(),
+            ..FakeHost::default()
+        };
+        let out = serve(&mut dog, &mut host, cfg("rx_interface = \"eth1\"\nretry_timeout = 10\nrepair_command = [\"/bin/fix\"]\n"));
+        assert_eq!(out, Outcome::StoppedAfterGivingUp);
+        let events: Vec<&String> = host.log.iter().filter(|l| !l.starts_with("check@")).collect();
+        // First failure at 5 s; repair at 15 s (retry 10 s); give up at 25 s.
+        assert_eq!(events, ["repair@15000", "give_up@25000 eth1: rx_bytes stuck at 5", "stopped@60000"]);
+        // Pets: start, 5, 10, 15, 20 s; none from 25 s on.
+        assert_eq!(dog.log.iter().filter(|l| *l == "feed").count(), 5);
+    }
+
+    #[test]
+    fn reload_rearms_with_the_new_timeout_and_handover_runs_the_command() {
+        let mut dog = Dog { timeout: Some(10), ..Dog::default() };
+        let mut host = FakeHost {
+            signals: [(1_000, Sig::Reload), (2_000, Sig::Handover), (3_000, Sig::Stop)].into(),
+            ..FakeHost::default()
+        };
+        let mut new = cfg("handover_command = [\"/sbin/upgrade\", \"-n\"]\n");
+        new.timeout = crate::config::watchdog::Seconds(4);
+        host.reload_to = Some(new);
+        serve(&mut dog, &mut host, cfg(""));
+        assert_eq!(dog.log, ["feed", "start 4", "feed", "handover /sbin/upgrade -n", "disable"]);
+    }
+}

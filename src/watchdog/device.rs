@@ -1,0 +1,550 @@
+//! [`LinuxWatchdog`]: an open Linux watchdog device behind the
+//! [`WatchdogDevice`] seam, implementing embedded-hal 0.2's `Watchdog`,
+//! `WatchdogEnable` and `WatchdogDevice` traits, plus what those
+//! infallible traits cannot say (`try_feed`, the timeout really in use,
+//! what the driver told us).
+//!
+//! Follows drivers/watchdog/watchdog_dev.c: one opener at a time (EBUSY),
+//! any write pets, a 'V' arms release-on-close, WDIOC_SETTIMEOUT pets and
+//! writes back the timeout used, EINVAL outside the driver's limits.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use embedded_hal::watchdog::{Watchdog, WatchdogDisable, WatchdogEnable};
+use nix::libc;
+
+use super::ioctl::{self, WDIOF_CARDRESET, WDIOF_MAGICCLOSE, WDIOF_SETTIMEOUT, WDIOS_DISABLECARD, WDIOS_ENABLECARD};
+use crate::paths;
+use crate::seam::watchdog::{Support, WatchdogDevice, WatchdogPort};
+use crate::seam::Files;
+
+/// Seconds, the `WatchdogEnable::Time` of a Linux watchdog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Secs(pub u32);
+
+impl From<u32> for Secs {
+    fn from(s: u32) -> Secs {
+        Secs(s)
+    }
+}
+
+/// Timeouts tried, nearest first, when the driver rejects the one asked
+/// for and sysfs does not give its limits (watchdog 5.x falls back to
+/// 3/5/10 s; ath79 stops near 21 s, mpc8xxx starts at its hardware period).
+pub const KNOWN_TIMEOUTS: [u32; 11] = [1, 2, 3, 5, 10, 15, 20, 30, 60, 120, 300];
+
+/// Why a device could not be opened.
+#[derive(Debug)]
+pub enum OpenError {
+    /// Another process holds it (one opener at a time).
+    Busy { path: PathBuf, holder: Option<(u32, String)> },
+    /// None of the candidates exists.
+    Missing { tried: String },
+    /// It is no watchdog: WDIOC_GETSUPPORT gave ENOTTY. Nothing was written.
+    NotWatchdog { path: PathBuf },
+    /// An inherited WDTFD was not usable.
+    Adopt { fd: i32, error: io::Error },
+    Other { path: PathBuf, error: io::Error },
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpenError::Busy { path, holder: Some((pid, comm)) } => {
+                write!(f, "{}: busy: process {pid} ({comm}) holds it open; only one process may pet a watchdog", path.display())
+            }
+            OpenError::Busy { path, holder: None } => write!(
+                f,
+                "{}: busy: another process holds it open (not found in /proc); only one process may pet a watchdog",
+                path.display()
+            ),
+            OpenError::Missing { tried } => write!(f, "no watchdog device: tried {tried} (is the driver loaded?)"),
+            OpenError::NotWatchdog { path } => write!(
+                f,
+                "{}: not a watchdog device (WDIOC_GETSUPPORT: inappropriate ioctl); closed without writing",
+                path.display()
+            ),
+            OpenError::Adopt { fd, error } => write!(f, "WDTFD={fd}: cannot adopt the inherited watchdog descriptor: {error}"),
+            OpenError::Other { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+/// What the driver told us at setup.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Info {
+    /// WDIOC_GETSUPPORT, when the driver answered.
+    pub support: Option<Support>,
+    /// The errno that kept us from querying (ENOSYS under qemu-user).
+    pub query_errno: Option<i32>,
+    /// WDIOF_* bits of the last boot (WDIOC_GETBOOTSTATUS or sysfs).
+    pub bootstatus: Option<u32>,
+    /// sysfs nowayout: the watchdog can never be stopped.
+    pub nowayout: Option<bool>,
+    pub min_timeout: Option<u32>,
+    pub max_timeout: Option<u32>,
+}
+
+impl Info {
+    /// The watchdog reset this board (WDIOF_CARDRESET in the boot status).
+    pub fn card_reset(&self) -> Option<bool> {
+        self.bootstatus.map(|b| b & WDIOF_CARDRESET != 0)
+    }
+
+    /// Why an orderly stop may not stop the hardware, if we can tell.
+    pub fn cannot_stop(&self) -> Option<&'static str> {
+        if self.nowayout == Some(true) {
+            return Some("nowayout is set: the kernel will not stop it, the board resets unless something keeps petting");
+        }
+        let s = self.support.as_ref()?;
+        if s.identity().contains("mpc8xxx") {
+            return Some("mpc8xxx_wdt can never be stopped once enabled; after close the kernel keeps petting it");
+        }
+        if s.options & WDIOF_MAGICCLOSE == 0 {
+            return Some("the driver has no magic close: closing may not stop it");
+        }
+        None
+    }
+}
+
+impl fmt::Display for Info {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.support, self.query_errno) {
+            (Some(s), _) => {
+                write!(f, "\"{}\" firmware {} options ", s.identity(), s.firmware_version)?;
+                ioctl::option_names(s.options, f)?;
+            }
+            (None, Some(e)) => write!(
+                f,
+                "the driver could not be queried ({}); petting with write()",
+                io::Error::from_raw_os_error(e)
+            )?,
+            (None, None) => f.write_str("the driver was not queried")?,
+        }
+        match self.card_reset() {
+            Some(true) => f.write_str("; the watchdog reset this board (CARDRESET)")?,
+            Some(false) => f.write_str("; last boot was not a watchdog reset")?,
+            None => f.write_str("; boot status unknown")?,
+        }
+        if let (Some(lo), Some(hi)) = (self.min_timeout, self.max_timeout) {
+            write!(f, "; limits {lo}..{hi} s")?;
+        }
+        if self.nowayout == Some(true) {
+            f.write_str("; nowayout")?;
+        }
+        Ok(())
+    }
+}
+
+/// An open watchdog device.
+pub struct LinuxWatchdog {
+    dev: Box<dyn WatchdogDevice>,
+    /// The device path (or `WDTFD=<fd>`), for messages.
+    pub path: PathBuf,
+    pub info: Info,
+    /// The timeout in use, as the driver reported it.
+    timeout: Option<u32>,
+    /// WDIOC_KEEPALIVE is not available: pet with write().
+    write_only: bool,
+    /// Consecutive failed pets, to log the first and then every 60th.
+    failures: u32,
+    /// An orderly stop was done.
+    disabled: bool,
+}
+
+fn is_no_ioctl(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOTTY | libc::ENOSYS | libc::EINVAL | libc::EOPNOTSUPP))
+}
+
+/// Open the profile's device, or /dev/watchdog0 then /dev/watchdog.
+pub fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<LinuxWatchdog, OpenError> {
+    let candidates: &[&str] = &paths::WATCHDOG_DEVICES;
+    let mut tried = String::new();
+    let one;
+    let list: Vec<&Path> = match device {
+        Some(d) => {
+            one = [d];
+            one.to_vec()
+        }
+        None => candidates.iter().map(Path::new).collect(),
+    };
+    for path in list {
+        match port.open(path) {
+            Ok(dev) => return Ok(LinuxWatchdog::new(dev, path.to_path_buf())),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                return Err(OpenError::Busy { path: path.to_path_buf(), holder: port.holder(path) });
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if !tried.is_empty() {
+                    tried.push_str(", ");
+                }
+                tried.push_str(&path.display().to_string());
+            }
+            Err(error) => return Err(OpenError::Other { path: path.to_path_buf(), error }),
+        }
+    }
+    Err(OpenError::Missing { tried })
+}
+
+/// Take over a descriptor handed on in `WDTFD`.
+pub fn adopt(port: &mut dyn WatchdogPort, fd: i32) -> Result<LinuxWatchdog, OpenError> {
+    port.adopt(fd)
+        .map(|dev| LinuxWatchdog::new(dev, PathBuf::from(format!("WDTFD={fd}"))))
+        .map_err(|error| OpenError::Adopt { fd, error })
+}
+
+/// The sysfs class directory of a device path: /dev/watchdogN is
+/// watchdogN; the legacy /dev/watchdog is watchdog0.
+pub fn sysfs_dir(path: &Path) -> PathBuf {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let name = if name.starts_with("watchdog") && name.len() > "watchdog".len() { name } else { "watchdog0" };
+    Path::new(paths::SYS_CLASS_WATCHDOG).join(name)
+}
+
+fn read_u32(files: &mut dyn Files, path: &Path) -> Option<u32> {
+    let b = files.read(path).ok()?;
+    let s = std::str::from_utf8(&b).ok()?.trim();
+    s.strip_prefix("0x").map_or_else(|| s.parse().ok(), |h| u32::from_str_radix(h, 16).ok())
+}
+
+/// The timeouts to try, nearest to the request first: the request clamped
+/// to the known limits, then [`KNOWN_TIMEOUTS`] within them.
+pub fn timeout_candidates(requested: u32, min: Option<u32>, max: Option<u32>) -> heapless::Vec<u32, 12> {
+    let lo = min.unwrap_or(1).max(1);
+    let hi = max.unwrap_or(u32::MAX).max(lo);
+    let first = requested.clamp(lo, hi);
+    let mut out: heapless::Vec<u32, 12> = heapless::Vec::new();
+    let _ = out.push(first);
+    let mut rest: heapless::Vec<u32, 11> = KNOWN_TIMEOUTS.iter().copied().filter(|t| *t != first && (lo..=hi).contains(t)).collect();
+    rest.sort_unstable_by_key(|t| (t.abs_diff(first), *t));
+    for t in rest {
+        let _ = out.push(t);
+    }
+    out
+}
+
+impl LinuxWatchdog {
+    pub fn new(dev: Box<dyn WatchdogDevice>, path: PathBuf) -> LinuxWatchdog {
+        LinuxWatchdog { dev, path, info: Info::default(), timeout: None, write_only: false, failures: 0, disabled: false }
+    }
+
+    /// The timeout the driver uses, when it told us.
+    pub fn timeout(&self) -> Option<u32> {
+        self.timeout
+    }
+
+    /// Whether pets go through write() because the ioctl is unavailable.
+    pub fn write_only(&self) -> bool {
+        self.write_only
+    }
+
+    /// The raw device, for what the traits do not cover.
+    pub fn device(&mut self) -> &mut dyn WatchdogDevice {
+        &mut *self.dev
+    }
+
+    /// Query the driver (identity, options, boot status, limits). ENOTTY
+    /// means this is not a watchdog; nothing was written to it.
+    pub fn query(&mut self, files: &mut dyn Files) -> Result<(), OpenError> {
+        let dir = sysfs_dir(&self.path);
+        match self.dev.get_support() {
+            Ok(s) => self.info.support = Some(s),
+            Err(e) if e.raw_os_error() == Some(libc::ENOTTY) => {
+                return Err(OpenError::NotWatchdog { path: self.path.clone() });
+            }
+            Err(e) => {
+                self.info.query_errno = Some(e.raw_os_error().unwrap_or(libc::ENOSYS));
+                self.write_only = true;
+            }
+        }
+        self.info.bootstatus = match self.dev.get_bootstatus() {
+            Ok(b) => Some(b),
+            Err(_) => read_u32(files, &dir.join("bootstatus")),
+        };
+        self.info.nowayout = read_u32(files, &dir.join("nowayout")).map(|n| n != 0);
+        self.info.min_timeout = read_u32(files, &dir.join("min_timeout"));
+        self.info.max_timeout = read_u32(files, &dir.join("max_timeout"));
+        if self.info.support.is_some() {
+            self.timeout = self.dev.get_timeout().ok();
+        }
+        Ok(())
+    }
+
+    /// WDIOC_SETTIMEOUT, clamped to the driver's limits, stepping through
+    /// [`KNOWN_TIMEOUTS`] on EINVAL. Returns the timeout in use (as the
+    /// driver wrote it back), or None when the driver cannot be told.
+    pub fn set_timeout(&mut self, requested: u32) -> Option<u32> {
+        if let Some(s) = &self.info.support {
+            if s.options & WDIOF_SETTIMEOUT == 0 {
+                log::warn!(
+                    "{}: the driver cannot change its timeout (no SETTIMEOUT); keeping {}",
+                    self.path.display(),
+                    self.timeout.map_or("its default".to_string(), |t| format!("{t} s"))
+                );
+                return self.timeout;
+            }
+        } else if self.info.query_errno.is_some() {
+            log::warn!(
+                "{}: could not query the driver, so the timeout stays the driver's default (asked {requested} s)",
+                self.path.display()
+            );
+            return None;
+        }
+        for t in timeout_candidates(requested, self.info.min_timeout, self.info.max_timeout) {
+            match self.dev.set_timeout(t) {
+                Ok(got) => {
+                    if got != requested {
+                        log::warn!("{}: asked for a {requested} s timeout, the driver uses {got} s", self.path.display());
+                    }
+                    self.timeout = Some(got);
+                    return Some(got);
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    log::info!("{}: the driver rejects a {t} s timeout", self.path.display());
+                }
+                Err(e) => {
+                    log::warn!("{}: WDIOC_SETTIMEOUT: {e}; keeping the driver's timeout", self.path.display());
+                    self.timeout = self.dev.get_timeout().ok();
+                    return self.timeout;
+                }
+            }
+        }
+        log::warn!("{}: no timeout near {requested} s was accepted; keeping the driver's", self.path.display());
+        self.timeout = self.dev.get_timeout().ok();
+        self.timeout
+    }
+
+    /// Pet once: WDIOC_KEEPALIVE, or write() when the ioctl is not there
+    /// (ENOTTY, ENOSYS under qemu-user, EINVAL). Allocation-free.
+    pub fn try_feed(&mut self) -> io::Result<()> {
+        if !self.write_only {
+            match self.dev.keepalive() {
+                Ok(()) => return Ok(()),
+                Err(e) if is_no_ioctl(&e) => {
+                    log::warn!("{}: WDIOC_KEEPALIVE: {e}; petting with write() from now on", self.path.display());
+                    self.write_only = true;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        // Not 'V': that would arm the release on close.
+        self.dev.write(b"\0")
+    }
+
+    /// Orderly stop: 'V' (release on close), then WDIOS_DISABLECARD where
+    /// the driver has it. Returns why it may not have stopped, if known.
+    pub fn stop(&mut self) -> io::Result<Option<&'static str>> {
+        self.disabled = true;
+        self.dev.write(b"V")?;
+        if self.info.support.is_some() {
+            let _ = self.dev.set_options(WDIOS_DISABLECARD);
+        }
+        Ok(self.info.cannot_stop())
+    }
+
+    /// Whether an orderly stop was done.
+    pub fn stopped(&self) -> bool {
+        self.disabled
+    }
+
+    /// Exec `argv` with the descriptor inherited as `WDTFD`. Returns only on failure.
+    pub fn handover(&mut self, argv: &[&str]) -> io::Error {
+        self.dev.exec_handover(argv)
+    }
+
+    /// The apply-time pet: failures are logged, the next pet tries again.
+    pub fn pet(&mut self) {
+        self.feed();
+    }
+
+    /// Orderly close for `apply`: magic close, then close.
+    pub fn close(mut self) -> io::Result<()> {
+        if let Some(why) = self.stop()? {
+            log::warn!("{}: {why}", self.path.display());
+        }
+        Ok(())
+    }
+}
+
+impl Watchdog for LinuxWatchdog {
+    fn feed(&mut self) {
+        match self.try_feed() {
+            Ok(()) => self.failures = 0,
+            Err(e) => {
+                if self.failures % 60 == 0 {
+                    log::error!("{}: pet failed ({} in a row): {e}", self.path.display(), self.failures + 1);
+                }
+                self.failures = self.failures.saturating_add(1);
+            }
+        }
+    }
+}
+
+impl WatchdogEnable for LinuxWatchdog {
+    type Time = Secs;
+    /// (Re-)arm with a timeout: WDIOS_ENABLECARD, then the clamped
+    /// WDIOC_SETTIMEOUT (which pets), then a pet.
+    fn start<T: Into<Secs>>(&mut self, period: T) {
+        let Secs(t) = period.into();
+        self.disabled = false;
+        if self.info.support.is_some() {
+            let _ = self.dev.set_options(WDIOS_ENABLECARD);
+        }
+        self.set_timeout(t);
+        self.feed();
+    }
+}
+
+impl WatchdogDisable for LinuxWatchdog {
+    fn disable(&mut self) {
+        match self.stop() {
+            Ok(None) => log::info!("{}: magic close: stopped", self.path.display()),
+            Ok(Some(why)) => log::warn!("{}: magic close written, but {why}", self.path.display()),
+            Err(e) => log::error!("{}: magic close failed: {e}; the board will reset", self.path.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seam::fake::FakeBoard;
+
+    fn board() -> FakeBoard {
+        let mut b = FakeBoard::new();
+        b.watchdog.devices.insert("/dev/watchdog0".into());
+        b.watchdog.devices.insert("/dev/watchdog".into());
+        b
+    }
+
+    #[test]
+    fn candidates_clamp_then_step_nearest_first() {
+        assert_eq!(timeout_candidates(30, Some(1), Some(21)).as_slice(), &[21, 20, 15, 10, 5, 3, 2, 1]);
+        assert_eq!(timeout_candidates(5, Some(10), None)[..3], [10, 15, 20]);
+        assert_eq!(timeout_candidates(30, None, None)[..4], [30, 20, 15, 10]);
+    }
+
+    #[test]
+    fn opens_watchdog0_then_watchdog() {
+        let mut b = FakeBoard::new();
+        b.watchdog.devices.insert("/dev/watchdog".into());
+        let dog = open(&mut b.watchdog, None).unwrap();
+        assert_eq!(dog.path, Path::new("/dev/watchdog"));
+        let mut b = FakeBoard::new();
+        let e = open(&mut b.watchdog, None).err().unwrap();
+        assert_eq!(e.to_string(), "no watchdog device: tried /dev/watchdog0, /dev/watchdog (is the driver loaded?)");
+    }
+
+    #[test]
+    fn busy_names_the_holder() {
+        let mut b = board();
+        b.watchdog.busy = Some((321, "watchdog".into()));
+        let e = open(&mut b.watchdog, Some(Path::new("/dev/watchdog0"))).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "/dev/watchdog0: busy: process 321 (watchdog) holds it open; only one process may pet a watchdog"
+        );
+    }
+
+    #[test]
+    fn cardreset_and_sysfs_limits_are_read() {
+        let mut b = board();
+        b.watchdog.driver.borrow_mut().bootstatus = WDIOF_CARDRESET;
+        b.files.files.insert("/sys/class/watchdog/watchdog0/max_timeout".into(), b"21\n".to_vec());
+        b.files.files.insert("/sys/class/watchdog/watchdog0/nowayout".into(), b"1\n".to_vec());
+        let mut dog = open(&mut b.watchdog, None).unwrap();
+        dog.query(&mut b.files).unwrap();
+        assert_eq!(dog.info.card_reset(), Some(true));
+        assert_eq!(dog.info.max_timeout, Some(21));
+        let shown = dog.info.to_string();
+        assert!(shown.contains("\"Software Watchdog\""), "{shown}");
+        assert!(shown.contains("SETTIMEOUT|MAGICCLOSE|KEEPALIVEPING"), "{shown}");
+        assert!(shown.contains("the watchdog reset this board (CARDRESET)"), "{shown}");
+        assert_eq!(dog.set_timeout(30), Some(21));
+        assert!(dog.info.cannot_stop().unwrap().contains("nowayout"));
+    }
+
+    #[test]
+    fn einval_steps_to_a_timeout_the_driver_takes() {
+        // ath79: 1..=21 s, no sysfs class.
+        let mut b = board();
+        b.watchdog.driver.borrow_mut().max_timeout = 21;
+        let mut dog = open(&mut b.watchdog, None).unwrap();
+        dog.query(&mut b.files).unwrap();
+        assert_eq!(dog.set_timeout(30), Some(20));
+        // mpc8xxx: nothing under its hardware period (10 s).
+        let mut b = board();
+        b.watchdog.driver.borrow_mut().min_timeout = 10;
+        let mut dog = open(&mut b.watchdog, None).unwrap();
+        dog.query(&mut b.files).unwrap();
+        assert_eq!(dog.set_timeout(5), Some(10));
+        let eff = b.effects();
+        assert!(eff.contains(&"settimeout /dev/watchdog0 5 EINVAL".to_string()), "{eff:?}");
+        assert_eq!(eff.last().unwrap(), "settimeout /dev/watchdog0 10");
+    }
+
+    #[test]
+    fn enosys_falls_back_to_write_and_says_so() {
+        let mut b = board();
+        b.watchdog.driver.borrow_mut().ioctl_errno = Some(libc::ENOSYS);
+        let mut dog = open(&mut b.watchdog, None).unwrap();
+        dog.query(&mut b.files).unwrap();
+        assert!(dog.write_only());
+        assert!(dog.info.to_string().contains("could not be queried"), "{}", dog.info);
+        assert_eq!(dog.set_timeout(10), None);
+        dog.try_feed().unwrap();
+        dog.try_feed().unwrap();
+        assert_eq!(b.watchdog.driver.borrow().pets, 2);
+        assert_eq!(b.effects().last().unwrap(), "write /dev/watchdog0 \"\\0\"");
+    }
+
+    #[test]
+    fn keepalive_einval_switches_to_write_once() {
+        let mut b = board();
+        let mut dog = open(&mut b.watchdog, None).unwrap();
+        dog.query(&mut b.files).unwrap();
+        dog.feed();
+        b.watchdog.driver.borrow_mut().ioctl_errno = Some(libc::EINVAL);
+        dog.feed();
+        assert!(dog.write_only());
+        assert_eq!(b.watchdog.driver.borrow().pets, 2);
+    }
+
+    #[test]
+    fn enotty_is_not_a_watchdog_and_nothing_is_written() {
+        let mut b = board();
+        b.watchdog.driver.borrow_mut().ioctl_errno = Some(libc::ENOTTY);
+        let mut dog = open(&mut b.watchdog, None).unwrap();
+        let e = dog.query(&mut b.files).err().unwrap();
+        assert!(matches!(e, OpenError::NotWatchdog { .. }), "{e}");
+        drop(dog);
+        assert_eq!(b.effects(), ["open /dev/watchdog0", "close /dev/watchdog0"]);
+    }
+
+    #[test]
+    fn disable_is_the_magic_close() {
+        let mut b = board();
+        let mut dog = open(&mut b.watchdog, None).unwrap();
+        dog.query(&mut b.files).unwrap();
+        dog.start(5u32);
+        dog.disable();
+        drop(dog);
+        let d = b.watchdog.driver.borrow();
+        assert!(d.stopped);
+        assert_eq!(d.timeout, 5);
+        assert_eq!(
+            b.effects(),
+            [
+                "open /dev/watchdog0",
+                "setoptions /dev/watchdog0 2",
+                "settimeout /dev/watchdog0 5",
+                "pet /dev/watchdog0",
+                "write /dev/watchdog0 \"V\"",
+                "setoptions /dev/watchdog0 1",
+                "close /dev/watchdog0"
+            ]
+        );
+    }
+}

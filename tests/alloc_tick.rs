@@ -1,0 +1,162 @@
+//! The watchdog daemon's steady state allocates nothing: N ticks of
+//! `daemon::serve` with a `LinuxWatchdog` over a counting device, under
+//! a counting global allocator, with a logger enabled at Info that
+//! formats every record (so a log line on the tick path would count).
+//!
+//! The statics here are the test's instruments, not product state.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fmt::Write as _;
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use nasboot::config::watchdog::Watchdog as Config;
+use nasboot::seam::watchdog::{Support, WatchdogDevice};
+use nasboot::watchdog::daemon::{self, Host, Outcome, Sig};
+use nasboot::watchdog::health::Failure;
+use nasboot::watchdog::LinuxWatchdog;
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Formats every record into a stack buffer, then drops it.
+struct StackLogger;
+impl log::Log for StackLogger {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        let mut buf: heapless::String<512> = heapless::String::new();
+        let _ = write!(buf, "{}", record.args());
+    }
+    fn flush(&self) {}
+}
+static LOGGER: StackLogger = StackLogger;
+
+/// A device that counts pets; `ioctl_errno` makes KEEPALIVE fail (ENOSYS
+/// as under qemu-user), so pets go through write().
+struct CountingDevice {
+    pets: u64,
+    ioctl_errno: Option<i32>,
+}
+
+impl WatchdogDevice for CountingDevice {
+    fn get_support(&mut self) -> io::Result<Support> {
+        Ok(Support::default())
+    }
+    fn get_bootstatus(&mut self) -> io::Result<u32> {
+        Ok(0)
+    }
+    fn set_timeout(&mut self, secs: u32) -> io::Result<u32> {
+        Ok(secs)
+    }
+    fn get_timeout(&mut self) -> io::Result<u32> {
+        Ok(10)
+    }
+    fn set_options(&mut self, _: u32) -> io::Result<()> {
+        Ok(())
+    }
+    fn keepalive(&mut self) -> io::Result<()> {
+        if let Some(e) = self.ioctl_errno {
+            return Err(io::Error::from_raw_os_error(e));
+        }
+        self.pets += 1;
+        Ok(())
+    }
+    fn write(&mut self, _: &[u8]) -> io::Result<()> {
+        self.pets += 1;
+        Ok(())
+    }
+    fn exec_handover(&mut self, _: &[&str]) -> io::Error {
+        io::Error::from(io::ErrorKind::Unsupported)
+    }
+}
+
+/// A clock that jumps to each deadline; counting starts after `warmup`
+/// waits and stops at the stop signal after `ticks` more.
+struct TickHost {
+    now: u64,
+    waits: u64,
+    warmup: u64,
+    ticks: u64,
+}
+
+impl Host for TickHost {
+    fn now_ms(&mut self) -> u64 {
+        self.now
+    }
+    fn wait(&mut self, timeout_ms: u64) -> Option<Sig> {
+        self.waits += 1;
+        if self.waits == self.warmup {
+            COUNTING.store(true, Ordering::SeqCst);
+        }
+        if self.waits == self.warmup + self.ticks {
+            COUNTING.store(false, Ordering::SeqCst);
+            return Some(Sig::Stop);
+        }
+        self.now += timeout_ms;
+        None
+    }
+    fn check(&mut self, _: &Config) -> Result<(), Failure> {
+        Ok(())
+    }
+    fn repair(&mut self, _: &Config) -> bool {
+        true
+    }
+    fn reload(&mut self) -> Option<Config> {
+        None
+    }
+    fn give_up(&mut self, _: &Failure) {}
+    fn stopped(&mut self) {}
+}
+
+fn config() -> Config {
+    let text = b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\ninterval = 2\n";
+    *nasboot::config::parse_bytes("t.toml", text).unwrap().profile.watchdog.unwrap()
+}
+
+fn run(ioctl_errno: Option<i32>) -> (u64, usize) {
+    let dev = CountingDevice { pets: 0, ioctl_errno };
+    let mut dog = LinuxWatchdog::new(Box::new(dev), PathBuf::from("/dev/watchdog0"));
+    let mut host = TickHost { now: 0, waits: 0, warmup: 3, ticks: 1000 };
+    ALLOCS.store(0, Ordering::SeqCst);
+    let out = daemon::serve(&mut dog, &mut host, config());
+    assert_eq!(out, Outcome::Stopped);
+    (host.now, ALLOCS.load(Ordering::SeqCst))
+}
+
+#[test]
+fn ticks_allocate_nothing() {
+    let _ = log::set_logger(&LOGGER);
+    log::set_max_level(log::LevelFilter::Info);
+    // KEEPALIVE petting, then write() petting after ENOSYS (qemu-user).
+    for errno in [None, Some(38)] {
+        let (now, allocs) = run(errno);
+        assert_eq!(allocs, 0, "allocations during 1000 ticks (KEEPALIVE errno {errno:?})");
+        assert_eq!(now, 1000 * 2000 + 2 * 2000, "one wake-up per 2 s interval");
+    }
+}
