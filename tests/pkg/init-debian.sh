@@ -69,4 +69,5 @@ st=$?
 set -e
 t_eq "debian: an unknown action exits 3" 3 "$st"
 t_has "debian: and prints the usage" "Usage: /etc/init.d/nasboot {start|stop|status|reload|force-reload|restart}" "$out"
-sb_done
+sb_gaps
+t_done

@@ -26,15 +26,14 @@ SB_SIGNALS=""
 SB_GAPS=0
 
 # sb_gap DESC: a check this binary cannot pass here, printed (not silent)
-# and counted apart; sb_done prints the count, then t_done.
+# and counted apart; sb_gaps prints the count (before t_done).
 sb_gap() {
 	SB_GAPS=$((SB_GAPS + 1))
 	printf 'GAP  %s\n' "$*"
 }
 
-sb_done() {
+sb_gaps() {
 	printf '%s: %d known gap(s)\n' "${0##*/}" "$SB_GAPS"
-	t_done
 }
 
 # sb_probe: run `nasboot run` once in the sandbox, straight, to learn
