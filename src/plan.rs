@@ -117,6 +117,7 @@ pub fn plan(p: &Profile, now: &Observed) -> Plan {
     out.actions.extend(sysctl::plan(p, &now.sysctl).into_iter().map(Action::Sysctl));
     out.actions.extend(firewall::plan(p, &now.firewall).into_iter().map(Action::Firewall));
     out.actions.extend(net::plan(p, &now.net).into_iter().map(Action::Net));
+    out.notes.extend(net::notes(p, &now.net));
     out.actions.extend(storage::plan(p, &now.storage).into_iter().map(Action::Storage));
     let (nfs_actions, nfs_notes) = nfs::plan(p, &now.nfs);
     out.actions.extend(nfs_actions.into_iter().map(Action::Nfs));

@@ -58,19 +58,36 @@ pub fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Loaded,
             return Err(Status::Usage);
         }
     };
-    let loaded = match config::parse_bytes(&file, &bytes) {
+    let mut loaded = match config::parse_bytes(&file, &bytes) {
         Ok(l) => l,
         Err(e) => {
             let _ = writeln!(io.err, "nasboot: {e}");
             return Err(Status::Usage);
         }
     };
+    // Export and share paths must exist on the board (warnings; errors
+    // with `[nfs] strict = true`). The text parsed as UTF-8 above.
+    let src = config::Source { file: &file, text: std::str::from_utf8(&bytes).unwrap_or("") };
+    match crate::nfs::check_paths(&loaded.profile, &src, seams.files) {
+        Ok(w) => loaded.warnings.extend(w),
+        Err(e) => {
+            let _ = writeln!(io.err, "nasboot: {e}");
+            return Err(Status::Usage);
+        }
+    }
     for w in &loaded.warnings {
         let _ = writeln!(io.err, "nasboot: {w}");
     }
     if cli.strict && !loaded.warnings.is_empty() {
         let _ = writeln!(io.err, "nasboot: --strict: {} warning(s) count as errors", loaded.warnings.len());
         return Err(Status::Usage);
+    }
+    // `--backend` wins over `[firewall] backend`.
+    if let Some(b) = cli.backend {
+        loaded.profile.firewall.backend = match b {
+            crate::cli::BackendArg::Nftables => config::firewall::Backend::Nftables,
+            crate::cli::BackendArg::Iptables => config::firewall::Backend::Iptables,
+        };
     }
     Ok(loaded)
 }

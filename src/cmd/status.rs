@@ -1,8 +1,8 @@
 //! `nasboot status`: the board's current state against the profile.
 
-
 use super::Io;
 use crate::cli::Cli;
+use crate::config::types::MacAddr;
 use crate::exit::Status;
 use crate::plan;
 use crate::seam::Seams;
@@ -16,17 +16,26 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     let now = plan::observe(p, seams);
     let pending = plan::plan(p, &now);
     let _ = writeln!(io.out, "board {} ({})", p.board.name, cli.config.display());
-    for (name, state) in &now.net.links {
-        match state {
+    for o in &now.net.ifaces {
+        let name = &o.name;
+        match &o.link {
             Some(s) => {
-                let _ = writeln!(
+                let _ = write!(
                     io.out,
-                    "  {name}: {} mtu {} txqueuelen {}{}",
+                    "  {name}: {} {} mtu {} txqueuelen {} mac {}{}",
                     if s.up { "up" } else { "down" },
+                    if s.carrier { "carrier" } else { "no-carrier" },
                     s.mtu,
                     s.txqueuelen,
-                    if s.carrier { " carrier" } else { "" }
+                    MacAddr(s.mac),
+                    if s.promisc { " promisc" } else { "" }
                 );
+                if let Ok(addrs) = &o.addrs {
+                    for a in addrs {
+                        let _ = write!(io.out, " {a}");
+                    }
+                }
+                let _ = writeln!(io.out);
             }
             None => {
                 let _ = writeln!(io.out, "  {name}: missing");

@@ -52,6 +52,8 @@ pub struct Profile {
     pub storage: heapless::Vec<system::Storage, { system::MAX_STORAGE }>,
     /// Boxed: the section is large and serde keeps copies on the stack.
     pub watchdog: Option<Box<watchdog::Watchdog>>,
+    /// An smb.conf include for slow CPUs (optional).
+    pub samba: Option<Box<nfs::Samba>>,
 }
 
 /// A profile error: where it is and what is wrong.
@@ -202,6 +204,8 @@ fn capacity_of(key: &str) -> Option<usize> {
         "route" => net::MAX_ROUTES,
         "export" => nfs::MAX_EXPORTS,
         "clients" => nfs::MAX_CLIENTS,
+        "share" => nfs::MAX_SHARES,
+        "valid_users" => nfs::MAX_USERS,
         "storage" => system::MAX_STORAGE,
         "lan_services" | "wan_services" => firewall::MAX_SERVICES,
         "lan_tcp_ports" | "lan_udp_ports" | "wan_tcp_ports" | "wan_udp_ports" => firewall::MAX_PORTS,

@@ -22,8 +22,9 @@ impl fmt::Display for Warning {
 pub fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigError> {
     let mut warnings = Vec::new();
     interfaces(p, src)?;
-    firewall(p, src)?;
+    firewall(p, src, &mut warnings)?;
     exports(p, src, &mut warnings)?;
+    super::nfs::validate(p, src, &mut warnings)?;
     watchdog(p, src, &mut warnings)?;
     storage(p, src)?;
     Ok(warnings)
@@ -100,6 +101,22 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
                 }
             }
         }
+        for (k, _) in iface.sysctl.iter() {
+            let ok = k.as_str().split_once('.').is_some_and(|(fam, rest)| matches!(fam, "ipv4" | "ipv6") && !rest.is_empty());
+            if !ok {
+                return Err(src.error(
+                    Some(iface.name.span()),
+                    &format!("interface[{i}].sysctl.{k}"),
+                    format!("`{k}` is not relative to net.ipv4.conf.{name} or net.ipv6.conf.{name}: write e.g. \"ipv4.rp_filter\""),
+                ));
+            }
+        }
+        if let Some(e) = &iface.ethtool {
+            if e.rx_ring == Some(0) || e.tx_ring == Some(0) {
+                let k = if e.rx_ring == Some(0) { "rx_ring" } else { "tx_ring" };
+                return Err(src.error(Some(iface.name.span()), &key(&format!("ethtool.{k}")), "a ring needs at least one entry"));
+            }
+        }
         if let Some(ra) = iface.accept_ra {
             if ra > 2 {
                 return Err(src.error(
@@ -113,7 +130,7 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn firewall(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
+fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result<(), ConfigError> {
     let fw = &p.firewall;
     if fw.profile == FwProfile::Off {
         return Ok(());
@@ -129,6 +146,18 @@ fn firewall(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
                 ),
             ));
         }
+        let name = iface.name.get_ref().as_str();
+        if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '@'))) {
+            return Err(src.error(
+                Some(iface.name.span()),
+                &format!("interface[{i}].name"),
+                format!(
+                    "`{}` holds {c:?}, which firewall rules cannot match literally; \
+                     with the firewall on, use letters, digits, `_`, `.`, `-` and `@`",
+                    name.escape_debug()
+                ),
+            ));
+        }
     }
     if fw.wan_services.contains(&Service::All) {
         return Err(src.error(
@@ -139,6 +168,13 @@ fn firewall(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
     }
     if fw.forward && !p.interface.iter().any(|i| i.role == Role::Wan) {
         return Err(src.error(span_in(src, "firewall", "forward"), "firewall.forward", "forwarding needs a WAN interface"));
+    }
+    if fw.lan_services.contains(&Service::All) && fw.lan_services.len() > 1 {
+        warnings.push(Warning(src.error(
+            span_in(src, "firewall", "lan_services"),
+            "firewall.lan_services",
+            "\"all\" already lets the LAN reach everything; the other services listed add nothing",
+        )));
     }
     if fw.log_rate == 0 || fw.log_rate > 6000 {
         return Err(src.error(
@@ -280,7 +316,7 @@ fn storage(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
 /// Where `key =` stands inside the `[table]` section, for values that
 /// carry no span of their own. Falls back to the section header, then to
 /// the top of the file.
-fn span_in(src: &Source<'_>, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
+pub(crate) fn span_in(src: &Source<'_>, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
     let header = format!("[{table}]");
     let mut offset = 0;
     let mut inside = false;

@@ -1,69 +1,230 @@
 //! NICs: links, addresses, routes and ethtool settings, straight through
-//! the kernel (no `ip`, no `ethtool`).
+//! the kernel (no `ip`, no `ethtool`, no shell): socket ioctls for the
+//! link (so 2.6 and 3.x kernels work), rtnetlink for addresses and
+//! routes, SIOCETHTOOL for the driver's knobs.
+//!
+//! Same shape as every subsystem: [`observe`] reads the current state of
+//! each profile interface (reads only), [`plan`] compares it with the
+//! profile and emits only the differing actions (an interface whose MTU
+//! is right is not touched, a link is bounced only to change its MAC),
+//! [`apply`] carries out one action. A failing knob is a partial error
+//! naming the interface and the knob; the rest carries on.
+//!
+//! Per interface the actions come in this order: its sysctls (accept_ra
+//! before the link comes up), link settings (down -> mac -> ... -> up
+//! only when the MAC changes), ethtool knobs, admin up, carrier wait,
+//! addresses, DHCP, routes and gateways.
+//!
+//! Files: `link.rs` (flags, MTU, txqueuelen, MAC, promisc), `sysctl.rs`
+//! (net.ipv6.conf.IF.accept_ra and the per-interface map), `tuning.rs`
+//! (plan/apply of the ethtool knobs), `ethtool.rs` (the SIOCETHTOOL
+//! structures and commands), `carrier.rs`, `addr.rs` (addresses and
+//! routes), `dhcp.rs`.
+
+pub mod addr;
+pub mod carrier;
+pub mod dhcp;
+pub mod ethtool;
+pub mod link;
+pub mod sysctl;
+pub mod tuning;
+
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
+use std::io;
 
 use crate::apply::StepError;
-use crate::config::types::IfName;
+use crate::config::net::Interface;
+use crate::config::types::{IfName, IpNet};
 use crate::config::Profile;
-use crate::seam::netif::LinkState;
+use crate::seam::netif::{LinkState, RouteEntry};
 use crate::seam::Seams;
 
-/// One change to one interface.
+/// An errno kept in the observed state (io::Error is neither Clone nor Eq).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Errno(pub i32);
+
+impl Errno {
+    pub fn of(e: &io::Error) -> Errno {
+        Errno(e.raw_os_error().unwrap_or(nix::libc::EIO))
+    }
+    pub fn error(self) -> io::Error {
+        io::Error::from_raw_os_error(self.0)
+    }
+    /// The driver has no such knob.
+    pub fn unsupported(self) -> bool {
+        ethtool::unsupported(&self.error())
+    }
+}
+
+impl fmt::Display for Errno {
+    /// "Operation not supported (EOPNOTSUPP)".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let e = nix::errno::Errno::from_raw(self.0);
+        write!(f, "{} ({e:?})", e.desc())
+    }
+}
+
+/// One change to one interface (or a route through it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     /// The interface does not exist: reported, nothing else is done for it.
     Missing { name: IfName },
-    SetUp { name: IfName, up: bool },
+    Sysctl(sysctl::Action),
+    Link(link::Action),
+    Ethtool(tuning::Action),
+    Carrier(carrier::Action),
+    Addr(addr::Action),
+    Dhcp(dhcp::Action),
 }
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::Missing { name } => write!(f, "{name}: no such interface"),
-            Action::SetUp { name, up } => write!(f, "{name}: set {}", if *up { "up" } else { "down" }),
+            Action::Missing { name } => write!(f, "{name}: no such interface; nothing will be applied to it"),
+            Action::Sysctl(a) => a.fmt(f),
+            Action::Link(a) => a.fmt(f),
+            Action::Ethtool(a) => a.fmt(f),
+            Action::Carrier(a) => a.fmt(f),
+            Action::Addr(a) => a.fmt(f),
+            Action::Dhcp(a) => a.fmt(f),
         }
     }
 }
 
-/// Each profile interface's current state (None: absent or unreadable).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// One profile interface as it is now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IfObserved {
+    pub name: IfName,
+    /// None: no such interface.
+    pub link: Option<LinkState>,
+    /// Its addresses, both families.
+    pub addrs: Result<Vec<IpNet>, Errno>,
+    pub sysctl: sysctl::Observed,
+    pub ethtool: tuning::Observed,
+    pub dhcp: dhcp::Observed,
+}
+
+/// Each profile interface's current state, and the main routing table.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Observed {
+    /// (name, state) per profile interface (None: absent or unreadable).
     pub links: Vec<(IfName, Option<LinkState>)>,
+    pub ifaces: Vec<IfObserved>,
+    pub routes: Result<Vec<RouteEntry>, Errno>,
 }
 
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
-    let links = p
-        .interface
-        .iter()
-        .map(|i| {
-            let name = i.name.get_ref().clone();
-            let state = seams.netif.link(&name).unwrap_or(None);
-            (name, state)
-        })
-        .collect();
-    Observed { links }
-}
-
-pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
-    let mut out = Vec::new();
-    for iface in &p.interface {
-        let name = iface.name.get_ref();
-        let state = now.links.iter().find(|(n, _)| n == name).and_then(|(_, s)| s.as_ref());
-        let Some(state) = state else {
-            out.push(Action::Missing { name: name.clone() });
-            continue;
-        };
-        if state.up != iface.up {
-            out.push(Action::SetUp { name: name.clone(), up: iface.up });
+impl Default for IfObserved {
+    fn default() -> Self {
+        IfObserved {
+            name: "lo".parse().expect("valid"),
+            link: None,
+            addrs: Ok(Vec::new()),
+            sysctl: sysctl::Observed::default(),
+            ethtool: tuning::Observed::default(),
+            dhcp: dhcp::Observed::default(),
         }
+    }
+}
+
+impl Default for Observed {
+    fn default() -> Self {
+        Observed { links: Vec::new(), ifaces: Vec::new(), routes: Ok(Vec::new()) }
+    }
+}
+
+/// Read every profile interface's state (reads only).
+pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+    let mut out = Observed::default();
+    for iface in &p.interface {
+        let name = iface.name.get_ref().clone();
+        let link = match seams.netif.link(&name) {
+            Ok(l) => l,
+            Err(e) => {
+                log::warn!("{name}: cannot read the link: {e}");
+                None
+            }
+        };
+        let mut o = IfObserved { name: name.clone(), link: link.clone(), ..IfObserved::default() };
+        if let Some(l) = &link {
+            o.addrs = seams.netif.addresses(l.index).map_err(|e| Errno::of(&e));
+            o.sysctl = sysctl::observe(iface, seams);
+            o.ethtool = tuning::observe(iface, seams);
+            o.dhcp = dhcp::observe(iface, seams);
+        }
+        out.links.push((name, link));
+        out.ifaces.push(o);
+    }
+    let wants_routes = p.interface.iter().any(|i| !i.route.is_empty() || i.gateway.is_some() || i.gateway6.is_some());
+    if wants_routes {
+        out.routes = seams.netif.routes().map_err(|e| Errno::of(&e));
     }
     out
 }
 
+/// The plan's actions and the notes for a human (knobs the driver lacks,
+/// clamped ring sizes).
+fn plan_all(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    let none = IfObserved::default();
+    for iface in &p.interface {
+        let name = iface.name.get_ref();
+        let o = now.ifaces.iter().find(|o| &o.name == name).unwrap_or(&none);
+        let Some(state) = &o.link else {
+            out.push(Action::Missing { name: name.clone() });
+            continue;
+        };
+        plan_iface(iface, o, state, &now.routes, &mut out, &mut notes);
+    }
+    (out, notes)
+}
+
+fn plan_iface(
+    iface: &Interface,
+    o: &IfObserved,
+    state: &LinkState,
+    routes: &Result<Vec<RouteEntry>, Errno>,
+    out: &mut Vec<Action>,
+    notes: &mut Vec<String>,
+) {
+    out.extend(sysctl::plan(iface, &o.sysctl).into_iter().map(Action::Sysctl));
+    let link = link::plan(iface, state);
+    out.extend(link.before.into_iter().map(Action::Link));
+    out.extend(tuning::plan(iface, &o.ethtool, notes).into_iter().map(Action::Ethtool));
+    out.extend(link.after.into_iter().map(Action::Link));
+    out.extend(carrier::plan(iface, state, link.bounced).into_iter().map(Action::Carrier));
+    out.extend(addr::plan_addresses(iface, state, &o.addrs).into_iter().map(Action::Addr));
+    out.extend(dhcp::plan(iface, &o.dhcp).into_iter().map(Action::Dhcp));
+    if iface.up {
+        out.extend(addr::plan_routes(iface, state, routes).into_iter().map(Action::Addr));
+    } else if !iface.route.is_empty() || iface.gateway.is_some() || iface.gateway6.is_some() {
+        notes.push(format!("{}: up = false, so its routes and gateways are not installed", iface.name.get_ref()));
+    }
+}
+
+/// The actions, in order. Pure.
+pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
+    plan_all(p, now).0
+}
+
+/// What the plan wants a human to know. Pure.
+pub fn notes(p: &Profile, now: &Observed) -> Vec<String> {
+    plan_all(p, now).1
+}
+
 pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::Missing { name } => Err(StepError::partial(name.as_str(), "no such interface; skipped")),
-        Action::SetUp { name, up } => seams.netif.set_up(name, *up).map_err(|e| StepError::partial(format!("{name} up"), e)),
+        Action::Missing { name } => {
+            Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it"))
+        }
+        Action::Sysctl(a) => sysctl::apply(a, seams),
+        Action::Link(a) => link::apply(a, seams),
+        Action::Ethtool(a) => tuning::apply(a, seams),
+        Action::Carrier(a) => carrier::apply(a, seams),
+        Action::Addr(a) => addr::apply(a, seams),
+        Action::Dhcp(a) => dhcp::apply(a, seams),
     }
 }

@@ -1,23 +1,58 @@
-//! NFS: the export set (/etc/exports) and nfsd knobs.
+//! NFS and Samba: the export table, nfsd's knobs, the files the board's
+//! NFS init scripts read, and an smb.conf include.
+//!
+//! - [`exports`]: /etc/exports (or /etc/exports.d/nasboot.exports with
+//!   `exports_d = true`), rendered purely, replaced atomically (the old
+//!   file stays on any write error; a `.bak` is kept), then `exportfs -ra`
+//!   only when the file changed; its file:line errors are reported.
+//! - [`nfsd`]: threads, versions and max_block_size under /proc/fs/nfsd,
+//!   and the thread sizing formula.
+//! - [`distro`]: /etc/default/nfs-kernel-server and nfs.conf.
+//! - [`samba`]: the smb.conf include.
+//!
+//! Nothing is planned for NFS when the profile has no exports and sets no
+//! nfsd knob, so a board whose exports are managed by hand is left alone.
 
 pub mod client;
+pub mod distro;
+pub mod exports;
+pub mod nfsd;
+pub mod samba;
 
 use std::fmt;
+use std::path::Path;
+use std::time::Duration;
 
 use crate::apply::StepError;
-use crate::config::Profile;
-use crate::seam::Seams;
+use crate::config::{ConfigError, Profile, Source, Warning};
+use crate::paths;
+use crate::seam::{Cmd, Files, Replaced, Seams};
 
-/// One NFS change.
+use nfsd::Knob;
+
+/// The drop-in export file.
+pub const EXPORTS_DROP_IN: &str = "/etc/exports.d/nasboot.exports";
+/// nasboot's nfs.conf drop-in.
+pub const NFS_CONF_DROP_IN: &str = "/etc/nfs.conf.d/nasboot.conf";
+
+/// One NFS or Samba change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
+    /// Replace the export table, then `exportfs -ra` if it changed and
+    /// `reload` is set (it is not under `--root`: exportfs always reads
+    /// this machine's /etc/exports).
+    Exports { path: String, text: String, reload: bool },
+    /// Replace a configuration file (init script settings, smb include).
     WriteFile { path: String, text: String },
+    /// Write an nfsd control file under /proc/fs/nfsd.
+    Nfsd { knob: Knob, value: String, from: Option<String> },
 }
 
 impl Action {
     pub fn rendered(&self) -> Option<(String, &str)> {
         match self {
-            Action::WriteFile { path, text } => Some((path.clone(), text)),
+            Action::Exports { path, text, .. } | Action::WriteFile { path, text } => Some((path.clone(), text)),
+            Action::Nfsd { .. } => None,
         }
     }
 }
@@ -25,29 +60,320 @@ impl Action {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Action::Exports { path, text, reload } => write!(
+                f,
+                "write {path} ({} export(s)){}",
+                text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count(),
+                if *reload { ", then exportfs -ra" } else { "" }
+            ),
             Action::WriteFile { path, text } => write!(f, "write {path} ({} bytes)", text.len()),
+            Action::Nfsd { knob, value, from } => {
+                write!(f, "nfsd {knob} = {value}")?;
+                if let Some(old) = from {
+                    write!(f, " (now {old})")?;
+                }
+                Ok(())
+            }
         }
     }
 }
 
+/// The board's NFS and Samba state.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {}
-
-pub fn observe(_p: &Profile, _seams: &mut Seams<'_>) -> Observed {
-    Observed {}
+pub struct Observed {
+    /// Current text of each file nasboot may write or check (None: absent).
+    pub files: Vec<(&'static str, Option<String>)>,
+    /// /etc/nfs.conf.d exists.
+    pub nfs_conf_d: bool,
+    pub nfsd: nfsd::State,
+    pub mem_total_kib: Option<u64>,
+    pub cpus: Option<u16>,
+    /// Files are relocated under `--root` (an image or a sandbox).
+    pub relocated: bool,
 }
 
-/// The actions, and notes for the operator.
-pub fn plan(_p: &Profile, _now: &Observed) -> (Vec<Action>, Vec<String>) {
-    (Vec::new(), Vec::new())
+impl Observed {
+    /// The current text of a file read by `observe`.
+    pub fn file(&self, path: &str) -> Option<&str> {
+        self.files.iter().find(|(p, _)| *p == path).and_then(|(_, t)| t.as_deref())
+    }
 }
+
+/// Whether the profile asks for any NFS work at all.
+fn uses_nfs(p: &Profile) -> bool {
+    let n = &p.nfs;
+    !n.export.is_empty() || n.threads.is_some() || n.versions.is_some() || n.max_block_size.is_some() || n.preset.is_some()
+}
+
+fn read_text(files: &mut dyn Files, path: &str) -> Option<String> {
+    files.read(Path::new(path)).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+fn nfsd_file(knob: &str) -> String {
+    format!("{}/{knob}", paths::PROC_NFSD)
+}
+
+pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+    let mut now = Observed { relocated: seams.files.relocated(), ..Observed::default() };
+    let mut wanted: Vec<&'static str> = Vec::new();
+    if uses_nfs(p) {
+        wanted.extend([
+            paths::EXPORTS,
+            EXPORTS_DROP_IN,
+            paths::DEFAULT_NFS_KERNEL_SERVER,
+            paths::NFS_CONF,
+            NFS_CONF_DROP_IN,
+        ]);
+        now.nfs_conf_d = seams.files.exists(Path::new(paths::NFS_CONF_D));
+        let f = &mut *seams.files;
+        let threads = read_text(f, &nfsd_file("threads"));
+        now.nfsd = nfsd::State {
+            present: threads.is_some(),
+            threads: threads.and_then(|t| t.trim().parse().ok()),
+            listening: read_text(f, &nfsd_file("portlist")).is_some_and(|t| !t.trim().is_empty()),
+            versions: read_text(f, &nfsd_file("versions")).map(|t| t.trim().to_string()),
+            max_block_size: read_text(f, &nfsd_file("max_block_size")).and_then(|t| t.trim().parse().ok()),
+        };
+        now.mem_total_kib = read_text(f, paths::PROC_MEMINFO).and_then(|t| nfsd::parse_meminfo(&t));
+        now.cpus = read_text(f, paths::SYS_CPU_ONLINE).and_then(|t| nfsd::parse_cpu_list(&t));
+    }
+    if p.samba.is_some() {
+        wanted.extend([paths::SMB_INCLUDE, paths::SMB_CONF]);
+    }
+    for path in wanted {
+        let text = read_text(seams.files, path);
+        now.files.push((path, text));
+    }
+    now
+}
+
+/// What nfsd will run with on this board.
+pub fn sizing(p: &Profile, now: &Observed) -> nfsd::Sizing {
+    nfsd::sizing(now.mem_total_kib, now.cpus.unwrap_or(1), p.nfs.preset, p.nfs.threads, p.nfs.max_block_size)
+}
+
+/// The actions, in order (export table, nfsd control files with versions
+/// and max_block_size before threads, init script files, Samba), and
+/// notes for the operator.
+pub fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
+    let mut actions = Vec::new();
+    let mut notes = Vec::new();
+    let write = |actions: &mut Vec<Action>, path: &str, text: String, exports: bool| {
+        if now.file(path) != Some(text.as_str()) {
+            let path = path.to_string();
+            actions.push(if exports {
+                Action::Exports { path, text, reload: !now.relocated }
+            } else {
+                Action::WriteFile { path, text }
+            });
+        }
+    };
+    if uses_nfs(p) {
+        if !p.nfs.export.is_empty() {
+            let path = if p.nfs.exports_d { EXPORTS_DROP_IN } else { paths::EXPORTS };
+            write(&mut actions, path, exports::render(p, p.nfs.exports_d), true);
+            if now.relocated {
+                notes.push(format!(
+                    "--root: {path} is written under the root, but exportfs -ra is not run (it reads this \
+                     machine's /etc/exports); the board's nfs init script exports it at boot"
+                ));
+            }
+        }
+        let size = sizing(p, now);
+        notes.push(format!(
+            "nfsd: {} thread(s) ({}), max_block_size {} KiB{}: about {} KiB of kernel memory",
+            size.threads,
+            if size.threads_set {
+                "set in the profile".to_string()
+            } else {
+                match now.mem_total_kib {
+                    Some(m) => format!("sized for {} MiB RAM, {} CPU(s)", nfsd::ram_mib(m), now.cpus.unwrap_or(1)),
+                    None => "MemTotal unreadable: rpc.nfsd's default".to_string(),
+                }
+            },
+            size.max_block_size / 1024,
+            if p.nfs.max_block_size.is_some() { "" } else { " (kernel default)" },
+            size.memory_kib
+        ));
+        let versions = nfsd::wanted_versions(p.nfs.versions.as_deref(), p.nfs.preset);
+        nfsd_actions(p, now, &size, versions.as_deref(), &mut actions, &mut notes);
+        let settings = distro::Settings {
+            threads: size.threads,
+            versions,
+            mountd_port: p.firewall.mountd_port.get(),
+        };
+        if let Some(old) = now.file(paths::DEFAULT_NFS_KERNEL_SERVER) {
+            write(&mut actions, paths::DEFAULT_NFS_KERNEL_SERVER, distro::default_file(old, &settings), false);
+        }
+        if now.nfs_conf_d {
+            write(&mut actions, NFS_CONF_DROP_IN, distro::nfs_conf_drop_in(&settings), false);
+        } else if let Some(old) = now.file(paths::NFS_CONF) {
+            write(&mut actions, paths::NFS_CONF, distro::nfs_conf_in_place(old, &settings), false);
+        }
+    }
+    if let Some(s) = &p.samba {
+        write(&mut actions, paths::SMB_INCLUDE, samba::render(p, s), false);
+        match now.file(paths::SMB_CONF) {
+            Some(conf) if samba::includes_us(conf) => {}
+            Some(_) => notes.push(format!(
+                "{} does not include {}: add `include = {}` as its last line",
+                paths::SMB_CONF,
+                paths::SMB_INCLUDE,
+                paths::SMB_INCLUDE
+            )),
+            None => notes.push(format!("{} is missing: Samba is not installed or configured", paths::SMB_CONF)),
+        }
+    }
+    (actions, notes)
+}
+
+fn nfsd_actions(
+    p: &Profile,
+    now: &Observed,
+    size: &nfsd::Sizing,
+    versions: Option<&[crate::config::nfs::NfsVersion]>,
+    actions: &mut Vec<Action>,
+    notes: &mut Vec<String>,
+) {
+    let st = &now.nfsd;
+    if !st.present {
+        notes.push(format!(
+            "{} is not mounted (nfsd not loaded): nfsd settings go to the init script's files only",
+            paths::PROC_NFSD
+        ));
+        return;
+    }
+    let mut stopped_only: Vec<(Knob, String, Option<String>)> = Vec::new();
+    if let Some(v) = versions {
+        let line = nfsd::versions_line(v);
+        if !st.versions.as_deref().is_some_and(|cur| nfsd::versions_match(cur, &line)) {
+            stopped_only.push((Knob::Versions, line, st.versions.clone()));
+        }
+    }
+    if let Some(b) = p.nfs.max_block_size {
+        if st.max_block_size != Some(b) {
+            stopped_only.push((Knob::MaxBlockSize, b.to_string(), st.max_block_size.map(|x| x.to_string())));
+        }
+    }
+    if st.running() {
+        if !stopped_only.is_empty() {
+            let what: Vec<String> = stopped_only.iter().map(|(k, v, _)| format!("{k} = {v}")).collect();
+            notes.push(format!(
+                "nfsd is running, so {} cannot change now (the kernel allows it only while nfsd is stopped): \
+                 stop the NFS server (e.g. /etc/init.d/nfs-kernel-server stop), run nasboot apply again, then start it",
+                what.join(" and ")
+            ));
+        }
+        let want = u32::from(size.threads);
+        if st.threads != Some(want) {
+            actions.push(Action::Nfsd {
+                knob: Knob::Threads,
+                value: want.to_string(),
+                from: st.threads.map(|t| t.to_string()),
+            });
+        }
+    } else {
+        for (knob, value, from) in stopped_only {
+            actions.push(Action::Nfsd { knob, value, from });
+        }
+        notes.push(format!(
+            "nfsd is stopped: its init script starts it with {} thread(s) from the files nasboot writes",
+            size.threads
+        ));
+    }
+}
+
+/// How long exportfs may take (it may resolve host names).
+const EXPORTFS_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::WriteFile { path, text } => seams
-            .files
-            .replace(std::path::Path::new(path), text.as_bytes())
-            .map(|_| ())
-            .map_err(|e| StepError::fatal(path.as_str(), e)),
+        Action::Exports { path, text, reload } => {
+            if replace(seams, path, text)? == Replaced::Unchanged || !reload {
+                return Ok(());
+            }
+            exportfs(seams, path)
+        }
+        Action::WriteFile { path, text } => replace(seams, path, text).map(|_| ()),
+        Action::Nfsd { knob, value, .. } => {
+            let file = nfsd_file(knob.file());
+            seams.files.write_kernel(Path::new(&file), format!("{value}\n").as_bytes()).map_err(|e| {
+                let hint = if e.raw_os_error() == Some(16) {
+                    ": nfsd is running (EBUSY); stop it and apply again"
+                } else {
+                    ""
+                };
+                StepError::partial(format!("nfsd {knob}"), format!("cannot write {value} to {file}: {e}{hint}"))
+            })
+        }
     }
 }
+
+fn replace(seams: &mut Seams<'_>, path: &str, text: &str) -> Result<Replaced, StepError> {
+    seams
+        .files
+        .replace(Path::new(path), text.as_bytes())
+        .map_err(|e| StepError::fatal(path, format!("cannot write: {e}; the previous file is unchanged")))
+}
+
+/// `exportfs -ra`, with its file:line complaints in the error.
+fn exportfs(seams: &mut Seams<'_>, written: &str) -> Result<(), StepError> {
+    if seams.runner.which("exportfs").is_none() {
+        return Err(StepError::partial(
+            "exportfs",
+            format!("not found on PATH: {written} is written but not loaded; install nfs-utils (nfs-kernel-server)"),
+        ));
+    }
+    let cmd = Cmd { program: "exportfs", args: &["-ra"], stdin: None, timeout: EXPORTFS_TIMEOUT };
+    let out = seams.runner.run(&cmd).map_err(|e| StepError::partial("exportfs", e))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let located = exports::parse_exportfs_stderr(&stderr);
+    if out.success() {
+        for e in &located {
+            log::warn!("exportfs: {}:{}: {}", e.file, e.line, e.message);
+        }
+        return Ok(());
+    }
+    let detail = if located.is_empty() {
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        if out.timed_out {
+            format!("exportfs -ra timed out after {} s", EXPORTFS_TIMEOUT.as_secs())
+        } else {
+            format!("exportfs -ra failed ({:?}): {first}", out.code)
+        }
+    } else {
+        let parts: Vec<String> = located.iter().map(|e| format!("{}:{}: {}", e.file, e.line, e.message)).collect();
+        parts.join("; ")
+    };
+    Err(StepError::partial("exportfs", detail))
+}
+
+/// Export and share paths missing on the board: warnings, or an error
+/// when `[nfs] strict = true`. `nasboot --strict` turns the warnings into
+/// errors too (cmd::load).
+pub fn check_paths(p: &Profile, src: &Source<'_>, files: &mut dyn Files) -> Result<Vec<Warning>, ConfigError> {
+    let mut found = Vec::new();
+    for (i, e) in p.nfs.export.iter().enumerate() {
+        found.push((format!("nfs.export[{i}].path"), e.path.span(), e.path.get_ref().clone()));
+    }
+    if let Some(s) = &p.samba {
+        for (i, sh) in s.share.iter().enumerate() {
+            found.push((format!("samba.share[{i}].path"), sh.path.span(), sh.path.get_ref().clone()));
+        }
+    }
+    let mut warnings = Vec::new();
+    for (key, span, path) in found {
+        if files.exists(path.as_path()) {
+            continue;
+        }
+        let e = src.error(Some(span), &key, format!("{path} does not exist on this board"));
+        if p.nfs.strict {
+            return Err(e);
+        }
+        warnings.push(Warning(e));
+    }
+    Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests;

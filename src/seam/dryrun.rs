@@ -4,11 +4,11 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::netif::{LinkState, Netif};
+use super::netif::{LinkState, Netif, RouteEntry};
 use super::real::{files::RealFiles, netif::RealNetif, runner::RealRunner, sysctl::RealSysctl, Root};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Sysctl};
-use crate::config::types::IfName;
+use crate::config::types::{IfName, IpNet};
 
 fn say(what: std::fmt::Arguments<'_>) {
     println!("dry-run: would {what}");
@@ -47,6 +47,9 @@ impl Files for DryRunFiles {
     fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()> {
         say(format_args!("write {:?} to {}", String::from_utf8_lossy(data).trim_end(), path.display()));
         Ok(())
+    }
+    fn relocated(&self) -> bool {
+        self.real.relocated()
     }
     fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
         self.real.modified(path)
@@ -91,7 +94,7 @@ impl Runner for DryRunRunner {
     }
 }
 
-/// Reads real links, changes none.
+/// Reads real links, addresses, routes and ethtool values; changes none.
 #[derive(Default)]
 pub struct DryRunNetif {
     real: RealNetif,
@@ -104,6 +107,45 @@ impl Netif for DryRunNetif {
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
         say(format_args!("set {name} {}", if up { "up" } else { "down" }));
         Ok(())
+    }
+    fn set_promisc(&mut self, name: &IfName, on: bool) -> io::Result<()> {
+        say(format_args!("set {name} promisc {}", if on { "on" } else { "off" }));
+        Ok(())
+    }
+    fn set_mtu(&mut self, name: &IfName, mtu: u32) -> io::Result<()> {
+        say(format_args!("set {name} mtu {mtu}"));
+        Ok(())
+    }
+    fn set_txqueuelen(&mut self, name: &IfName, len: u32) -> io::Result<()> {
+        say(format_args!("set {name} txqueuelen {len}"));
+        Ok(())
+    }
+    fn set_mac(&mut self, name: &IfName, mac: [u8; 6]) -> io::Result<()> {
+        say(format_args!("set {name} address {}", crate::config::types::MacAddr(mac)));
+        Ok(())
+    }
+    fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
+        self.real.addresses(index)
+    }
+    fn add_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {
+        say(format_args!("add address {addr} to interface #{index}"));
+        Ok(())
+    }
+    fn routes(&mut self) -> io::Result<Vec<RouteEntry>> {
+        self.real.routes()
+    }
+    fn replace_route(&mut self, r: &RouteEntry) -> io::Result<()> {
+        let via = r.via.map(|v| format!(" via {v}")).unwrap_or_default();
+        say(format_args!("replace route {}{via} dev #{} metric {}", r.dst, r.oif, r.metric));
+        Ok(())
+    }
+    fn ethtool(&mut self, name: &IfName, data: &mut [u8]) -> io::Result<u32> {
+        let c: u32 = crate::net::ethtool::read(data);
+        if crate::net::ethtool::cmd::SETTERS.contains(&c) {
+            say(format_args!("send {} to {name}", crate::net::ethtool::cmd::name(c)));
+            return Ok(0);
+        }
+        self.real.ethtool(name, data)
     }
 }
 

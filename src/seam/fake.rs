@@ -8,10 +8,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::netif::{LinkState, Netif};
+use super::netif::{LinkState, Netif, RouteEntry};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Seams, Sysctl};
-use crate::config::types::IfName;
+use crate::config::types::{IfName, IpNet};
 
 /// The journal of side effects, shared by all fakes of one board.
 pub type Journal = Rc<RefCell<Vec<String>>>;
@@ -24,9 +24,14 @@ pub struct FakeFiles {
     pub fail_writes: Option<io::ErrorKind>,
     /// Modification times (heartbeat files).
     pub mtimes: BTreeMap<PathBuf, std::time::SystemTime>,
+    /// Behave like files under `--root`.
+    pub relocated: bool,
 }
 
 impl Files for FakeFiles {
+    fn relocated(&self) -> bool {
+        self.relocated
+    }
     fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
         self.files.get(path).cloned().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
@@ -99,7 +104,9 @@ pub struct FakeRunner {
 
 impl Runner for FakeRunner {
     fn run(&mut self, cmd: &Cmd<'_>) -> io::Result<Output> {
-        if !self.programs.contains(cmd.program) {
+        // A program by name, or by the path `which` gave for it.
+        let base = cmd.program.strip_prefix("/usr/sbin/").unwrap_or(cmd.program);
+        if !self.programs.contains(base) {
             return Err(io::Error::new(io::ErrorKind::NotFound, format!("{}: not found", cmd.program)));
         }
         self.journal.borrow_mut().push(format!("run {}", cmd.display()));
@@ -111,21 +118,293 @@ impl Runner for FakeRunner {
     }
 }
 
+/// A fake driver's ethtool knobs; `None` means the driver lacks the
+/// knob (EOPNOTSUPP), as veth lacks rings and coalescing.
+#[derive(Clone, Debug, Default)]
+pub struct FakeNic {
+    pub rings: Option<crate::net::ethtool::RingParam>,
+    pub coalesce: Option<(u32, u32)>,
+    pub pause: Option<crate::net::ethtool::Pause>,
+    pub link_mode: Option<crate::net::ethtool::LinkMode>,
+    /// Only ETHTOOL_GSET/SSET, no GLINKSETTINGS (kernels before 4.6).
+    pub legacy_link: bool,
+    /// ETH_SS_FEATURES: (name, changeable, active). None: a kernel before
+    /// 2.6.39, answered through the legacy per-offload commands instead.
+    pub features: Option<Vec<(String, bool, bool)>>,
+    /// Legacy offload values by get command (ETHTOOL_GTSO ...).
+    pub legacy: BTreeMap<u32, bool>,
+}
+
+/// A fake interface: the link, its addresses and its driver.
+#[derive(Clone, Debug, Default)]
+pub struct FakeLink {
+    pub state: LinkState,
+    pub addrs: Vec<IpNet>,
+    pub nic: FakeNic,
+    /// The driver's largest MTU (EINVAL above it); 0 means 65535.
+    pub max_mtu: u32,
+    /// No cable: the link never gets carrier.
+    pub no_carrier: bool,
+}
+
 #[derive(Default)]
 pub struct FakeNetif {
-    pub links: BTreeMap<String, LinkState>,
+    pub links: BTreeMap<String, FakeLink>,
+    pub routes: Vec<RouteEntry>,
     pub journal: Journal,
+}
+
+impl FakeNetif {
+    /// Add an interface with a MAC, down, MTU 1500, txqueuelen 1000.
+    pub fn add(&mut self, name: &str, index: u32) -> &mut FakeLink {
+        let state = LinkState { index, mtu: 1500, txqueuelen: 1000, mac: [2, 0, 0, 0, 0, index as u8], ..LinkState::default() };
+        self.links.entry(name.to_string()).or_insert(FakeLink { state, ..FakeLink::default() })
+    }
+
+    fn get(&mut self, name: &IfName) -> io::Result<&mut FakeLink> {
+        self.links.get_mut(name.as_str()).ok_or_else(|| io::Error::from_raw_os_error(19))
+    }
+
+    fn by_index(&mut self, index: u32) -> io::Result<&mut FakeLink> {
+        self.links.values_mut().find(|l| l.state.index == index).ok_or_else(|| io::Error::from_raw_os_error(19))
+    }
+
+    fn note(&self, s: String) {
+        self.journal.borrow_mut().push(s);
+    }
+}
+
+fn nosup() -> io::Error {
+    io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP)
+}
+
+/// A driver answering SIOCETHTOOL from `FakeNic`.
+fn fake_ethtool(nic: &mut FakeNic, data: &mut [u8]) -> io::Result<(u32, bool)> {
+    use crate::net::ethtool::{self as et, cmd};
+    let c: u32 = et::read(data);
+    let setter = cmd::SETTERS.contains(&c);
+    match c {
+        cmd::GRINGPARAM => et::write(data, &et::RingParam { cmd: c, ..nic.rings.ok_or_else(nosup)? }),
+        cmd::SRINGPARAM => {
+            let cur = nic.rings.as_mut().ok_or_else(nosup)?;
+            let want: et::RingParam = et::read(data);
+            if want.rx_pending > cur.rx_max_pending || want.tx_pending > cur.tx_max_pending {
+                return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
+            }
+            cur.rx_pending = want.rx_pending;
+            cur.tx_pending = want.tx_pending;
+        }
+        cmd::GCOALESCE => {
+            let (rx, tx) = nic.coalesce.ok_or_else(nosup)?;
+            et::write(data, &et::Coalesce { cmd: c, rx_coalesce_usecs: rx, tx_coalesce_usecs: tx, ..et::Coalesce::default() });
+        }
+        cmd::SCOALESCE => {
+            let cur = nic.coalesce.as_mut().ok_or_else(nosup)?;
+            let want: et::Coalesce = et::read(data);
+            *cur = (want.rx_coalesce_usecs, want.tx_coalesce_usecs);
+        }
+        cmd::GPAUSEPARAM => {
+            let p = nic.pause.ok_or_else(nosup)?;
+            et::write(data, &et::PauseParam { cmd: c, autoneg: p.autoneg.into(), rx_pause: p.rx.into(), tx_pause: p.tx.into() });
+        }
+        cmd::SPAUSEPARAM => {
+            let cur = nic.pause.as_mut().ok_or_else(nosup)?;
+            let want: et::PauseParam = et::read(data);
+            *cur = et::Pause { autoneg: want.autoneg != 0, rx: want.rx_pause != 0, tx: want.tx_pause != 0 };
+        }
+        cmd::GLINKSETTINGS | cmd::SLINKSETTINGS if nic.legacy_link => return Err(nosup()),
+        cmd::GLINKSETTINGS => {
+            let m = nic.link_mode.ok_or_else(nosup)?;
+            let mut h: et::LinkSettings = et::read(data);
+            let nwords = 3;
+            if h.link_mode_masks_nwords != nwords {
+                h.link_mode_masks_nwords = -nwords;
+            } else {
+                if data.len() < std::mem::size_of::<et::LinkSettings>() + 3 * 4 * nwords as usize {
+                    return Err(io::Error::from_raw_os_error(nix::libc::EFAULT));
+                }
+                h.speed = m.speed;
+                h.duplex = m.duplex;
+                h.autoneg = m.autoneg.into();
+            }
+            et::write(data, &h);
+        }
+        cmd::SLINKSETTINGS => {
+            let cur = nic.link_mode.as_mut().ok_or_else(nosup)?;
+            let h: et::LinkSettings = et::read(data);
+            if h.link_mode_masks_nwords != 3 {
+                return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
+            }
+            *cur = et::LinkMode { speed: h.speed, duplex: h.duplex, autoneg: h.autoneg != 0 };
+        }
+        cmd::GSET => {
+            let m = nic.link_mode.ok_or_else(nosup)?;
+            let l = et::LegacyCmd { cmd: c, speed: m.speed as u16, speed_hi: (m.speed >> 16) as u16, duplex: m.duplex, autoneg: m.autoneg.into(), ..et::LegacyCmd::default() };
+            et::write(data, &l);
+        }
+        cmd::SSET => {
+            let cur = nic.link_mode.as_mut().ok_or_else(nosup)?;
+            let l: et::LegacyCmd = et::read(data);
+            *cur = et::LinkMode { speed: u32::from(l.speed) | u32::from(l.speed_hi) << 16, duplex: l.duplex, autoneg: l.autoneg != 0 };
+        }
+        cmd::GSSET_INFO => {
+            let f = nic.features.as_ref().ok_or_else(nosup)?;
+            let mut i: et::SsetInfo = et::read(data);
+            i.sset_mask &= 1 << et::ETH_SS_FEATURES;
+            i.data[0] = f.len() as u32;
+            et::write(data, &i);
+        }
+        cmd::GSTRINGS => {
+            let f = nic.features.as_ref().ok_or_else(nosup)?;
+            let h: et::GStrings = et::read(data);
+            let hdr = std::mem::size_of::<et::GStrings>();
+            if h.string_set != et::ETH_SS_FEATURES || data.len() < hdr + f.len() * et::ETH_GSTRING_LEN {
+                return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
+            }
+            for (k, (name, _, _)) in f.iter().enumerate() {
+                let at = hdr + k * et::ETH_GSTRING_LEN;
+                data[at..at + name.len()].copy_from_slice(name.as_bytes());
+            }
+            et::write(data, &et::GStrings { len: f.len() as u32, ..h });
+        }
+        cmd::GFEATURES => {
+            let f = nic.features.as_ref().ok_or_else(nosup)?;
+            let hdr = std::mem::size_of::<et::FeaturesHeader>();
+            let bs = std::mem::size_of::<et::GetFeaturesBlock>();
+            let words = f.len().div_ceil(32);
+            let mut blocks = vec![et::GetFeaturesBlock::default(); words];
+            for (k, (_, avail, active)) in f.iter().enumerate() {
+                let m = 1u32 << (k % 32);
+                if *avail {
+                    blocks[k / 32].available |= m;
+                }
+                if *active {
+                    blocks[k / 32].active |= m;
+                    blocks[k / 32].requested |= m;
+                }
+            }
+            let h: et::FeaturesHeader = et::read(data);
+            if (h.size as usize) < words {
+                et::write(data, &et::FeaturesHeader { size: words as u32, ..h });
+                return Err(io::Error::from_raw_os_error(nix::libc::E2BIG));
+            }
+            for (w, b) in blocks.iter().enumerate() {
+                et::write(&mut data[hdr + w * bs..], b);
+            }
+        }
+        cmd::SFEATURES => {
+            let f = nic.features.as_mut().ok_or_else(nosup)?;
+            let hdr = std::mem::size_of::<et::FeaturesHeader>();
+            let bs = std::mem::size_of::<et::SetFeaturesBlock>();
+            let h: et::FeaturesHeader = et::read(data);
+            let mut flags = 0;
+            for (k, (_, avail, active)) in f.iter_mut().enumerate() {
+                if k / 32 >= h.size as usize {
+                    break;
+                }
+                let b: et::SetFeaturesBlock = et::read(&data[hdr + (k / 32) * bs..]);
+                let m = 1u32 << (k % 32);
+                if b.valid & m != 0 {
+                    if *avail {
+                        *active = b.requested & m != 0;
+                    } else {
+                        flags |= et::ETHTOOL_F_UNSUPPORTED;
+                    }
+                }
+            }
+            return Ok((flags, true));
+        }
+        _ => {
+            let legacy = crate::net::ethtool::Offload::ALL.iter().find(|o| o.legacy().0 == c || o.legacy().1 == c);
+            let Some(off) = legacy else { return Err(nosup()) };
+            let (get, _) = off.legacy();
+            let v = nic.legacy.get_mut(&get).ok_or_else(nosup)?;
+            let mut val: et::Value = et::read(data);
+            if c == get {
+                val.data = (*v).into();
+                et::write(data, &val);
+            } else {
+                *v = val.data != 0;
+            }
+        }
+    }
+    Ok((0, setter))
 }
 
 impl Netif for FakeNetif {
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
-        Ok(self.links.get(name.as_str()).cloned())
+        Ok(self.links.get(name.as_str()).map(|l| l.state.clone()))
     }
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
-        let link = self.links.get_mut(name.as_str()).ok_or_else(|| io::Error::from_raw_os_error(19))?;
-        link.up = up;
-        self.journal.borrow_mut().push(format!("link {name} {}", if up { "up" } else { "down" }));
+        let link = self.get(name)?;
+        link.state.up = up;
+        link.state.carrier = up && !link.no_carrier;
+        self.note(format!("link {name} {}", if up { "up" } else { "down" }));
         Ok(())
+    }
+    fn set_promisc(&mut self, name: &IfName, on: bool) -> io::Result<()> {
+        self.get(name)?.state.promisc = on;
+        self.note(format!("link {name} promisc {}", if on { "on" } else { "off" }));
+        Ok(())
+    }
+    fn set_mtu(&mut self, name: &IfName, mtu: u32) -> io::Result<()> {
+        let link = self.get(name)?;
+        let max = if link.max_mtu == 0 { 65535 } else { link.max_mtu };
+        if !(68..=max).contains(&mtu) {
+            return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
+        }
+        link.state.mtu = mtu;
+        self.note(format!("link {name} mtu {mtu}"));
+        Ok(())
+    }
+    fn set_txqueuelen(&mut self, name: &IfName, len: u32) -> io::Result<()> {
+        self.get(name)?.state.txqueuelen = len;
+        self.note(format!("link {name} txqueuelen {len}"));
+        Ok(())
+    }
+    fn set_mac(&mut self, name: &IfName, mac: [u8; 6]) -> io::Result<()> {
+        let link = self.get(name)?;
+        if link.state.up {
+            return Err(io::Error::from_raw_os_error(nix::libc::EBUSY));
+        }
+        link.state.mac = mac;
+        self.note(format!("link {name} mac {}", crate::config::types::MacAddr(mac)));
+        Ok(())
+    }
+    fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
+        Ok(self.by_index(index)?.addrs.clone())
+    }
+    fn add_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {
+        let link = self.by_index(index)?;
+        if link.addrs.contains(addr) {
+            return Err(io::Error::from_raw_os_error(nix::libc::EEXIST));
+        }
+        link.addrs.push(*addr);
+        self.note(format!("addr add {addr} dev {index}"));
+        Ok(())
+    }
+    fn routes(&mut self) -> io::Result<Vec<RouteEntry>> {
+        Ok(self.routes.clone())
+    }
+    fn replace_route(&mut self, r: &RouteEntry) -> io::Result<()> {
+        let up = self.links.values().any(|l| l.state.index == r.oif && l.state.up);
+        if !up {
+            return Err(io::Error::from_raw_os_error(nix::libc::ENETDOWN));
+        }
+        self.routes.retain(|o| !(o.dst == r.dst && o.metric == r.metric));
+        self.routes.push(r.clone());
+        let via = r.via.map(|v| format!(" via {v}")).unwrap_or_default();
+        self.note(format!("route replace {}{via} dev {} metric {}", r.dst, r.oif, r.metric));
+        Ok(())
+    }
+    fn ethtool(&mut self, name: &IfName, data: &mut [u8]) -> io::Result<u32> {
+        let c: u32 = crate::net::ethtool::read(data);
+        let link = self.get(name)?;
+        let (rc, setter) = fake_ethtool(&mut link.nic, data)?;
+        if setter {
+            self.note(format!("ethtool {name} {}", crate::net::ethtool::cmd::name(c)));
+        }
+        Ok(rc)
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod files;
 pub mod netif;
+pub mod netlink;
 pub mod runner;
 pub mod sysctl;
 pub mod watchdog;
@@ -15,6 +16,11 @@ pub struct Root(Option<PathBuf>);
 impl Root {
     pub fn new(dir: Option<PathBuf>) -> Root {
         Root(dir)
+    }
+
+    /// Whether a `--root` is in effect.
+    pub fn is_relocated(&self) -> bool {
+        self.0.is_some()
     }
 
     /// The real path of a board path: `/etc/x` is `DIR/etc/x` under `--root DIR`.

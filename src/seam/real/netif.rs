@@ -1,6 +1,16 @@
 //! Interfaces through socket ioctls (netdevice(7)), which every kernel
-//! since 2.x has: SIOCGIFFLAGS/SIOCSIFFLAGS, SIOCGIFMTU, SIOCGIFTXQLEN,
-//! SIOCGIFHWADDR, SIOCGIFINDEX.
+//! since 2.x has: SIOCGIFFLAGS/SIOCSIFFLAGS, SIOCGIFMTU/SIOCSIFMTU,
+//! SIOCGIFTXQLEN/SIOCSIFTXQLEN, SIOCGIFHWADDR/SIOCSIFHWADDR,
+//! SIOCGIFINDEX and SIOCETHTOOL; addresses and routes through rtnetlink
+//! (`netlink.rs`). Both sockets are opened on first use, so commands that
+//! never touch an interface never need one.
+//!
+//! Under qemu-user (7.2), found by tests/net/links.sh: SIOCETHTOOL is not
+//! translated (ENOSYS, reported per knob by `net::tuning`), and
+//! SIOCGIFTXQLEN/SIOCSIFTXQLEN are translated as if `ifr_qlen` were a
+//! short, so on big-endian guests 1000 reads as 65536000 and sets fail
+//! with EINVAL. Real kernels on big-endian boards are not affected: the
+//! kernel's `ifr_qlen` is an int, as used here.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -8,15 +18,20 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use nix::libc;
 use nix::sys::socket::{socket, AddressFamily, SockFlag, SockType};
 
-use crate::config::types::IfName;
-use crate::seam::netif::{LinkState, Netif};
+use super::netlink::Rtnl;
+use crate::config::types::{IfName, IpNet};
+use crate::net::ethtool::SIOCETHTOOL;
+use crate::seam::netif::{LinkState, Netif, RouteEntry};
 
-/// The kernel's interfaces, through one datagram socket.
-/// The socket is opened on first use, so commands that never touch an
-/// interface (check, plan of a file-only profile) never need one.
+/// ARPHRD_ETHER (include/uapi/linux/if_arp.h).
+const ARPHRD_ETHER: libc::sa_family_t = 1;
+
+/// The kernel's interfaces, through one datagram socket and one
+/// rtnetlink socket.
 #[derive(Default)]
 pub struct RealNetif {
     sock: Option<OwnedFd>,
+    rtnl: Option<Rtnl>,
 }
 
 impl RealNetif {
@@ -31,6 +46,13 @@ impl RealNetif {
         Ok(self.sock.as_ref().expect("opened").as_raw_fd())
     }
 
+    fn rtnl(&mut self) -> io::Result<&mut Rtnl> {
+        if self.rtnl.is_none() {
+            self.rtnl = Some(Rtnl::open()?);
+        }
+        Ok(self.rtnl.as_mut().expect("opened"))
+    }
+
     fn ifreq(name: &IfName) -> libc::ifreq {
         // SAFETY: ifreq is plain old data; all zeros is a valid value.
         let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
@@ -40,41 +62,69 @@ impl RealNetif {
         req
     }
 
-    fn ioctl(&mut self, request: libc::c_ulong, req: &mut libc::ifreq) -> io::Result<()> {
+    fn ioctl(&mut self, request: libc::c_ulong, req: &mut libc::ifreq) -> io::Result<i32> {
         let fd = self.sock()?;
-        // SAFETY: the request numbers used here all take a struct ifreq.
+        // SAFETY: the request numbers used here all take a struct ifreq
+        // (SIOCETHTOOL's ifr_data points at a live buffer of the command's size).
         let rc = unsafe { libc::ioctl(fd, request as _, req as *mut libc::ifreq) };
         if rc < 0 {
             Err(io::Error::last_os_error())
         } else {
-            Ok(())
+            Ok(rc)
         }
+    }
+
+    fn flags(&mut self, name: &IfName) -> io::Result<libc::c_short> {
+        let mut req = Self::ifreq(name);
+        self.ioctl(libc::SIOCGIFFLAGS as _, &mut req)?;
+        // SAFETY: SIOCGIFFLAGS filled the flags member.
+        Ok(unsafe { req.ifr_ifru.ifru_flags })
+    }
+
+    /// Read the flags, change one, write them back.
+    fn set_flag(&mut self, name: &IfName, flag: i32, on: bool) -> io::Result<()> {
+        let mut flags = self.flags(name)?;
+        if on {
+            flags |= flag as libc::c_short;
+        } else {
+            flags &= !(flag as libc::c_short);
+        }
+        let mut req = Self::ifreq(name);
+        req.ifr_ifru.ifru_flags = flags;
+        self.ioctl(libc::SIOCSIFFLAGS as _, &mut req).map(|_| ())
+    }
+
+    /// An ioctl that takes one int (mtu, qlen).
+    fn set_int(&mut self, name: &IfName, request: libc::c_ulong, value: u32) -> io::Result<()> {
+        let v = libc::c_int::try_from(value).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let mut req = Self::ifreq(name);
+        req.ifr_ifru.ifru_mtu = v;
+        self.ioctl(request, &mut req).map(|_| ())
+    }
+
+    fn get_int(&mut self, name: &IfName, request: libc::c_ulong) -> io::Result<u32> {
+        let mut req = Self::ifreq(name);
+        self.ioctl(request, &mut req)?;
+        // SAFETY: the int member (ifr_mtu, ifr_qlen, ifr_ifindex share it) was filled.
+        Ok(unsafe { req.ifr_ifru.ifru_mtu } as u32)
     }
 }
 
 impl Netif for RealNetif {
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
-        let mut req = Self::ifreq(name);
-        match self.ioctl(libc::SIOCGIFFLAGS as _, &mut req) {
+        let flags = match self.flags(name) {
             Err(e) if e.raw_os_error() == Some(libc::ENODEV) => return Ok(None),
-            other => other?,
-        }
-        // SAFETY: SIOCGIFFLAGS filled the flags member.
-        let flags = unsafe { req.ifr_ifru.ifru_flags } as i32;
+            other => other? as i32,
+        };
         let mut state = LinkState {
             up: flags & libc::IFF_UP != 0,
             carrier: flags & libc::IFF_RUNNING != 0,
             promisc: flags & libc::IFF_PROMISC != 0,
             ..LinkState::default()
         };
-        let mut req = Self::ifreq(name);
-        self.ioctl(libc::SIOCGIFMTU as _, &mut req)?;
-        // SAFETY: SIOCGIFMTU filled the mtu member.
-        state.mtu = unsafe { req.ifr_ifru.ifru_mtu } as u32;
-        let mut req = Self::ifreq(name);
-        self.ioctl(libc::SIOCGIFINDEX as _, &mut req)?;
-        // SAFETY: SIOCGIFINDEX filled the ifindex member.
-        state.index = unsafe { req.ifr_ifru.ifru_ifindex } as u32;
+        state.mtu = self.get_int(name, libc::SIOCGIFMTU as _)?;
+        state.txqueuelen = self.get_int(name, libc::SIOCGIFTXQLEN as _)?;
+        state.index = self.get_int(name, libc::SIOCGIFINDEX as _)?;
         let mut req = Self::ifreq(name);
         self.ioctl(libc::SIOCGIFHWADDR as _, &mut req)?;
         // SAFETY: SIOCGIFHWADDR filled the hwaddr member.
@@ -86,16 +136,52 @@ impl Netif for RealNetif {
     }
 
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
+        self.set_flag(name, libc::IFF_UP, up)
+    }
+
+    fn set_promisc(&mut self, name: &IfName, on: bool) -> io::Result<()> {
+        self.set_flag(name, libc::IFF_PROMISC, on)
+    }
+
+    fn set_mtu(&mut self, name: &IfName, mtu: u32) -> io::Result<()> {
+        self.set_int(name, libc::SIOCSIFMTU as _, mtu)
+    }
+
+    fn set_txqueuelen(&mut self, name: &IfName, len: u32) -> io::Result<()> {
+        self.set_int(name, libc::SIOCSIFTXQLEN as _, len)
+    }
+
+    fn set_mac(&mut self, name: &IfName, mac: [u8; 6]) -> io::Result<()> {
         let mut req = Self::ifreq(name);
-        self.ioctl(libc::SIOCGIFFLAGS as _, &mut req)?;
-        // SAFETY: flags member, filled above.
-        let mut flags = unsafe { req.ifr_ifru.ifru_flags };
-        if up {
-            flags |= libc::IFF_UP as libc::c_short;
-        } else {
-            flags &= !(libc::IFF_UP as libc::c_short);
+        // SAFETY: writing the sockaddr member of a zeroed union.
+        unsafe {
+            req.ifr_ifru.ifru_hwaddr.sa_family = ARPHRD_ETHER;
+            for (dst, src) in req.ifr_ifru.ifru_hwaddr.sa_data.iter_mut().zip(mac) {
+                *dst = src as libc::c_char;
+            }
         }
-        req.ifr_ifru.ifru_flags = flags;
-        self.ioctl(libc::SIOCSIFFLAGS as _, &mut req)
+        self.ioctl(libc::SIOCSIFHWADDR as _, &mut req).map(|_| ())
+    }
+
+    fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
+        self.rtnl()?.addresses(index)
+    }
+
+    fn add_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {
+        self.rtnl()?.add_address(index, addr)
+    }
+
+    fn routes(&mut self) -> io::Result<Vec<RouteEntry>> {
+        self.rtnl()?.routes()
+    }
+
+    fn replace_route(&mut self, route: &RouteEntry) -> io::Result<()> {
+        self.rtnl()?.replace_route(route)
+    }
+
+    fn ethtool(&mut self, name: &IfName, data: &mut [u8]) -> io::Result<u32> {
+        let mut req = Self::ifreq(name);
+        req.ifr_ifru.ifru_data = data.as_mut_ptr().cast();
+        self.ioctl(SIOCETHTOOL as _, &mut req).map(|rc| rc as u32)
     }
 }

@@ -1,0 +1,106 @@
+//! method = "dhcp": start the board's DHCP client, found on PATH through
+//! `seams.runner.which()` and run with an argv (never a shell):
+//!
+//! - BusyBox `udhcpc -i IF -b -p /run/udhcpc.IF.pid` (goes to the
+//!   background once it has a lease, or at once with -b if it has none);
+//! - ISC `dhclient -nw -pf /run/dhclient.IF.pid IF` (-nw: no wait).
+//!
+//! A client whose pidfile names a live process is left alone, so a
+//! re-apply does not start a second one.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::apply::StepError;
+use crate::config::net::{Interface, Method};
+use crate::config::types::IfName;
+use crate::seam::{Cmd, Seams};
+
+/// The clients tried, in order.
+pub const CLIENTS: [&str; 2] = ["udhcpc", "dhclient"];
+/// How long a client may take to go to the background.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The pidfile of a client on an interface.
+pub fn pidfile(client: &str, ifname: &IfName) -> String {
+    format!("{}/{client}.{ifname}.pid", crate::paths::RUN)
+}
+
+/// The argv (after the program) for a client.
+pub fn args(client: &str, ifname: &IfName) -> Vec<String> {
+    let pid = pidfile(client, ifname);
+    match client {
+        "udhcpc" => vec!["-i".into(), ifname.to_string(), "-b".into(), "-p".into(), pid],
+        _ => vec!["-nw".into(), "-pf".into(), pid, ifname.to_string()],
+    }
+}
+
+/// Start a client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Action {
+    pub name: IfName,
+    /// The client's path, or None when neither is installed.
+    pub program: Option<String>,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.program {
+            Some(p) => {
+                let client = p.rsplit('/').next().unwrap_or(p);
+                write!(f, "{}: start DHCP: {p} {}", self.name, args(client, &self.name).join(" "))
+            }
+            None => write!(f, "{}: start DHCP: no {} on PATH", self.name, CLIENTS.join(" or ")),
+        }
+    }
+}
+
+/// The client found, and whether one already runs for the interface.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    pub program: Option<String>,
+    pub running: bool,
+}
+
+pub fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
+    if iface.method != Method::Dhcp {
+        return Observed::default();
+    }
+    let name = iface.name.get_ref();
+    let program = CLIENTS.iter().find_map(|c| seams.runner.which(c)).map(|p: PathBuf| p.display().to_string());
+    let running = CLIENTS.iter().any(|c| {
+        let Ok(bytes) = seams.files.read(std::path::Path::new(&pidfile(c, name))) else { return false };
+        let pid = String::from_utf8_lossy(&bytes).trim().to_string();
+        !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && seams.files.exists(std::path::Path::new(&format!("/proc/{pid}")))
+    });
+    Observed { program, running }
+}
+
+pub fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {
+    if iface.method != Method::Dhcp || !iface.up || now.running {
+        return Vec::new();
+    }
+    vec![Action { name: iface.name.get_ref().clone(), program: now.program.clone() }]
+}
+
+pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+    let subject = format!("{} dhcp", a.name);
+    let Some(program) = &a.program else {
+        return Err(StepError::partial(subject, format!("no DHCP client ({}) on PATH", CLIENTS.join(" or "))));
+    };
+    let client = program.rsplit('/').next().unwrap_or(program);
+    let owned = args(client, &a.name);
+    let argv: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let out = seams
+        .runner
+        .run(&Cmd { program, args: &argv, stdin: None, timeout: TIMEOUT })
+        .map_err(|e| StepError::partial(subject.clone(), e))?;
+    if out.success() {
+        Ok(())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let why = if out.timed_out { "timed out".to_string() } else { format!("exit status {:?}", out.code) };
+        Err(StepError::partial(subject, format!("{program} {why}: {}", err.trim())))
+    }
+}

@@ -1,0 +1,235 @@
+//! rtnetlink (rtnetlink(7)) for addresses and routes, on a blocking
+//! netlink socket: one request, read until the ACK or NLMSG_DONE. No
+//! async runtime. Messages are built and parsed with
+//! netlink-packet-route (sans-I/O); netlink-sys is only the socket.
+//!
+//! Why netlink rather than the SIOCSIFADDR family of ioctls: an interface
+//! may carry several IPv4 addresses (the ioctls see only the first, or
+//! need `eth0:1` aliases), IPv6 addresses and routes have no ioctl that
+//! can list them, and rtnetlink is in every 2.6 kernel.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use netlink_packet_core::{
+    Emitable, Parseable, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST,
+};
+use netlink_packet_route::address::{AddressAttribute, AddressMessage, AddressScope};
+use netlink_packet_route::route::{
+    RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteProtocol, RouteScope, RouteType,
+};
+use netlink_packet_route::AddressFamily;
+use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
+
+use crate::config::types::IpNet;
+use crate::seam::netif::RouteEntry;
+
+// Message types (include/uapi/linux/netlink.h, rtnetlink.h). Only the
+// address and route messages are parsed, each with its own parser: going
+// through netlink-packet-route's RouteNetlinkMessage would link the
+// parsers of every rtnetlink family (links, tc, neighbours...), some
+// 300 KiB of code nasboot never runs.
+const NLMSG_ERROR: u16 = 2;
+const NLMSG_DONE: u16 = 3;
+const RTM_NEWADDR: u16 = 20;
+const RTM_GETADDR: u16 = 22;
+const RTM_NEWROUTE: u16 = 24;
+const RTM_GETROUTE: u16 = 26;
+/// sizeof(struct nlmsghdr).
+const NLMSG_HDRLEN: usize = 16;
+
+/// A bound rtnetlink socket.
+pub struct Rtnl {
+    sock: Socket,
+    seq: u32,
+    buf: Vec<u8>,
+}
+
+impl Rtnl {
+    pub fn open() -> io::Result<Rtnl> {
+        let mut sock = Socket::new(NETLINK_ROUTE)?;
+        sock.bind_auto()?;
+        sock.connect(&SocketAddr::new(0, 0))?;
+        Ok(Rtnl { sock, seq: 0, buf: vec![0; 64 * 1024] })
+    }
+
+    /// Send one message: struct nlmsghdr (native endian), then the payload.
+    fn send(&mut self, kind: u16, flags: u16, payload: &dyn Emitable) -> io::Result<u32> {
+        self.seq = self.seq.wrapping_add(1);
+        let len = NLMSG_HDRLEN + payload.buffer_len();
+        let mut out = vec![0u8; (len + 3) & !3];
+        out[0..4].copy_from_slice(&(len as u32).to_ne_bytes());
+        out[4..6].copy_from_slice(&kind.to_ne_bytes());
+        out[6..8].copy_from_slice(&flags.to_ne_bytes());
+        out[8..12].copy_from_slice(&self.seq.to_ne_bytes());
+        payload.emit(&mut out[NLMSG_HDRLEN..len]);
+        self.sock.send(&out[..len], 0)?;
+        Ok(self.seq)
+    }
+
+    /// Receive the answers to request `seq`, handing each message to
+    /// `each(type, payload)`, until NLMSG_DONE (dumps) or the ACK (requests).
+    fn receive(&mut self, seq: u32, mut each: impl FnMut(u16, &[u8])) -> io::Result<()> {
+        loop {
+            let n = self.sock.recv(&mut &mut self.buf[..], 0)?.min(self.buf.len());
+            let mut off = 0;
+            while off + NLMSG_HDRLEN <= n {
+                let b = &self.buf[off..n];
+                let len = u32::from_ne_bytes(b[0..4].try_into().expect("4 bytes")) as usize;
+                if len < NLMSG_HDRLEN || len > b.len() {
+                    return Err(io::Error::other("truncated netlink message"));
+                }
+                let kind = u16::from_ne_bytes(b[4..6].try_into().expect("2 bytes"));
+                let this_seq = u32::from_ne_bytes(b[8..12].try_into().expect("4 bytes"));
+                let payload = &b[NLMSG_HDRLEN..len];
+                off += (len + 3) & !3;
+                if this_seq != seq {
+                    continue;
+                }
+                match kind {
+                    NLMSG_DONE => return Ok(()),
+                    NLMSG_ERROR => {
+                        let code = payload.get(0..4).map_or(-nix::libc::EIO, |c| i32::from_ne_bytes(c.try_into().expect("4 bytes")));
+                        return if code == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(-code)) };
+                    }
+                    _ => each(kind, payload),
+                }
+            }
+        }
+    }
+
+    fn dump(&mut self, kind: u16, payload: &dyn Emitable, each: impl FnMut(u16, &[u8])) -> io::Result<()> {
+        let seq = self.send(kind, NLM_F_REQUEST | NLM_F_DUMP, payload)?;
+        self.receive(seq, each)
+    }
+
+    fn request(&mut self, kind: u16, flags: u16, payload: &dyn Emitable) -> io::Result<()> {
+        let seq = self.send(kind, NLM_F_REQUEST | NLM_F_ACK | flags, payload)?;
+        self.receive(seq, |_, _| {})
+    }
+
+    /// RTM_GETADDR dump, filtered to one interface.
+    pub fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
+        let mut out = Vec::new();
+        self.dump(RTM_GETADDR, &AddressMessage::default(), |kind, payload| {
+            if kind != RTM_NEWADDR {
+                return;
+            }
+            let a = match AddressMessage::parse(payload) {
+                Ok(a) => a,
+                Err(e) => return log::debug!("rtnetlink: skipped an address: {e}"),
+            };
+            if a.header.index != index {
+                return;
+            }
+            let mut local = None;
+            let mut address = None;
+            for attr in &a.attributes {
+                match attr {
+                    AddressAttribute::Local(ip) => local = Some(*ip),
+                    AddressAttribute::Address(ip) => address = Some(*ip),
+                    _ => {}
+                }
+            }
+            // IPv4: IFA_LOCAL is the address (IFA_ADDRESS is the peer on
+            // point-to-point links); IPv6 has only IFA_ADDRESS.
+            if let Some(addr) = local.or(address) {
+                out.push(IpNet { addr, prefix: a.header.prefix_len });
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// RTM_NEWADDR (create, exclusive).
+    pub fn add_address(&mut self, index: u32, net: &IpNet) -> io::Result<()> {
+        let mut m = AddressMessage::default();
+        m.header.family = if net.is_v4() { AddressFamily::Inet } else { AddressFamily::Inet6 };
+        m.header.prefix_len = net.prefix;
+        m.header.scope = AddressScope::Universe;
+        m.header.index = index;
+        if net.is_v4() {
+            m.attributes.push(AddressAttribute::Local(net.addr));
+        }
+        m.attributes.push(AddressAttribute::Address(net.addr));
+        if let Some(b) = net.broadcast() {
+            m.attributes.push(AddressAttribute::Broadcast(b));
+        }
+        self.request(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &m)
+    }
+
+    /// RTM_GETROUTE dump: unicast routes of the main table.
+    pub fn routes(&mut self) -> io::Result<Vec<RouteEntry>> {
+        let mut out = Vec::new();
+        self.dump(RTM_GETROUTE, &RouteMessage::default(), |kind, payload| {
+            if kind != RTM_NEWROUTE {
+                return;
+            }
+            let r = match RouteMessage::parse(payload) {
+                Ok(r) => r,
+                Err(e) => return log::debug!("rtnetlink: skipped a route: {e}"),
+            };
+            if let Some(e) = entry(&r) {
+                out.push(e);
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// RTM_NEWROUTE with NLM_F_CREATE | NLM_F_REPLACE (`ip route replace`).
+    pub fn replace_route(&mut self, r: &RouteEntry) -> io::Result<()> {
+        let mut m = RouteMessage::default();
+        let v4 = r.dst.is_v4();
+        m.header.address_family = if v4 { AddressFamily::Inet } else { AddressFamily::Inet6 };
+        m.header.destination_prefix_length = r.dst.prefix;
+        m.header.table = RouteHeader::RT_TABLE_MAIN;
+        m.header.protocol = RouteProtocol::Static;
+        m.header.scope = if r.via.is_some() { RouteScope::Universe } else { RouteScope::Link };
+        m.header.kind = RouteType::Unicast;
+        if r.dst.prefix > 0 {
+            m.attributes.push(RouteAttribute::Destination(r.dst.network().into()));
+        }
+        if let Some(via) = r.via {
+            m.attributes.push(RouteAttribute::Gateway(via.into()));
+        }
+        m.attributes.push(RouteAttribute::Oif(r.oif));
+        if r.metric != 0 {
+            m.attributes.push(RouteAttribute::Priority(r.metric));
+        }
+        self.request(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, &m)
+    }
+}
+
+fn ip(a: &RouteAddress) -> Option<IpAddr> {
+    match a {
+        RouteAddress::Inet(v4) => Some(IpAddr::V4(*v4)),
+        RouteAddress::Inet6(v6) => Some(IpAddr::V6(*v6)),
+        _ => None,
+    }
+}
+
+/// A main-table unicast route as a [`RouteEntry`].
+fn entry(r: &RouteMessage) -> Option<RouteEntry> {
+    let v4 = match r.header.address_family {
+        AddressFamily::Inet => true,
+        AddressFamily::Inet6 => false,
+        _ => return None,
+    };
+    let mut table = u32::from(r.header.table);
+    let (mut dst, mut via, mut oif, mut metric) = (None, None, 0, 0);
+    for a in &r.attributes {
+        match a {
+            RouteAttribute::Destination(d) => dst = ip(d),
+            RouteAttribute::Gateway(g) => via = ip(g),
+            RouteAttribute::Oif(i) => oif = *i,
+            RouteAttribute::Priority(p) => metric = *p,
+            RouteAttribute::Table(t) => table = *t,
+            _ => {}
+        }
+    }
+    if table != u32::from(RouteHeader::RT_TABLE_MAIN) || r.header.kind != RouteType::Unicast {
+        return None;
+    }
+    let unspecified = if v4 { IpAddr::V4(Ipv4Addr::UNSPECIFIED) } else { IpAddr::V6(Ipv6Addr::UNSPECIFIED) };
+    let dst = IpNet { addr: dst.unwrap_or(unspecified), prefix: r.header.destination_prefix_length };
+    Some(RouteEntry { dst, via, oif, metric })
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The Debian (LSB) init script, board/init/debian/nasboot, run for real
+# under /bin/sh (dash) with Debian's start-stop-daemon and
+# /lib/lsb/init-functions: start, status, reload (SIGHUP), stop (magic
+# close), a second start, and a broken or missing profile at boot. The
+# daemon runs in a board-shaped network namespace with every path under a
+# private --root (tests/pkg/sandbox.sh). Needs root.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$here/../lib.sh"
+# shellcheck source=tests/pkg/sandbox.sh
+. "$here/sandbox.sh"
+
+sb_enter "$@"
+sb_apt dash sysvinit-utils dpkg
+bin=$(nasboot_bin)
+if [ ! -x "$bin" ]; then
+	t_fail "no host binary at $bin (run scripts/build host)"
+	t_done
+fi
+script=$T_TOP/board/init/debian/nasboot
+sb_setup nbdeb
+
+# The header insserv reads: before networking, on $local_fs only.
+hdr=$(sed -n '/^### BEGIN INIT INFO/,/^### END INIT INFO/p' "$script")
+t_has "LSB header: Provides" "# Provides:          nasboot" "$hdr"
+t_has "LSB header: Required-Start is \$local_fs" "# Required-Start:    \$local_fs"$'\n' "$hdr"
+t_has "LSB header: X-Start-Before networking" "# X-Start-Before:    networking" "$hdr"
+case $hdr in
+*"\$network"*) t_fail "LSB header must not depend on \$network" ;;
+*) t_ok "LSB header does not depend on \$network" ;;
+esac
+t_has "LSB header: Default-Stop 0 1 6" "# Default-Stop:      0 1 6" "$hdr"
+
+cat >/etc/default/nasboot <<EOF2
+DAEMON=$bin
+NASBOOT_OPTS="--root $SB/root"
+NASBOOT_LOG=$SB/nasboot.log
+EOF2
+
+sb_lifecycle debian /run/nasboot.pid "$SB/nasboot.log" \
+	ip netns exec "${SB_NS}box" /bin/sh "$script"
+
+# restart: a new daemon, the old one gone.
+if [ "$SB_DEVICE" = yes ]; then
+	ip netns exec "${SB_NS}box" /bin/sh "$script" start >/dev/null 2>&1 || true
+	pid=$(cat /run/nasboot.pid 2>/dev/null || echo none)
+	[ "$pid" != none ] && sb_track "$pid"
+	set +e
+	out=$(ip netns exec "${SB_NS}box" /bin/sh "$script" restart 2>&1)
+	st=$?
+	set -e
+	t_eq "debian: restart exits 0 ($out)" 0 "$st"
+	pid2=$(cat /run/nasboot.pid 2>/dev/null || echo none)
+	[ "$pid2" != none ] && sb_track "$pid2"
+	t_check "debian: restart replaced the daemon ($pid -> $pid2)" test "$pid" != "$pid2"
+	t_check "debian: the new daemon runs" sb_alive "$pid2"
+	t_check "debian: the old daemon is gone" sb_wait_gone "$pid"
+	ip netns exec "${SB_NS}box" /bin/sh "$script" stop >/dev/null 2>&1 || true
+	t_check "debian: stopped after restart" sb_wait_gone "$pid2"
+else
+	sb_gap "debian: restart: this binary refuses the sandbox's plain-file watchdog"
+fi
+
+set +e
+out=$(/bin/sh "$script" frobnicate 2>&1)
+st=$?
+set -e
+t_eq "debian: an unknown action exits 3" 3 "$st"
+t_has "debian: and prints the usage" "Usage: /etc/init.d/nasboot {start|stop|status|reload|force-reload|restart}" "$out"
+sb_gaps
+t_done
