@@ -67,7 +67,7 @@ mod tests {
     use crate::exit::Status;
     use crate::seam::fake::FakeBoard;
 
-    const PROFILE: &[u8] = b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 8\nboot_loop_resets = 2\n";
+    const PROFILE: &[u8] = b"[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n[watchdog]\ntimeout = 8\nboot_loop_resets = 2\n";
 
     fn board() -> FakeBoard {
         let mut b = FakeBoard::new();
