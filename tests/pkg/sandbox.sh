@@ -118,6 +118,10 @@ sb_setup() {
 	mount --bind "$SB/default" /etc/default
 	: >"$SB/root/dev/watchdog0"
 	echo 128 >"$SB/root/proc/sys/net/core/somaxconn"
+	# One boot: the watchdog's reset history counts boots by boot_id, and
+	# every start here runs both `apply` and `run`.
+	mkdir -p "$SB/root/proc/sys/kernel/random"
+	echo 5a0d6b0e-0000-4000-8000-5a0d6b0e0000 >"$SB/root/proc/sys/kernel/random/boot_id"
 	sb_profile 512
 	# shellcheck source=scripts/lib/netns.sh
 	. "$T_TOP/scripts/lib/netns.sh"
