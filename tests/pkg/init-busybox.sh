@@ -52,4 +52,5 @@ st=$?
 set -e
 t_eq "busybox: an unknown action exits 1" 1 "$st"
 t_has "busybox: and prints the usage" "{start|stop|restart|reload|status}" "$out"
+sb_gaps
 t_done

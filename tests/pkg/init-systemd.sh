@@ -61,5 +61,5 @@ case $u in
 *$'\nWatchdogSec='*) t_fail "systemd: WatchdogSec must stay unset (nasboot owns the watchdog)" ;;
 *) t_ok "systemd: WatchdogSec unset (nasboot owns the watchdog)" ;;
 esac
-t_has "systemd: the fallback unit runs \`firewall fallback\`" "ExecStart=/usr/sbin/nasboot \$NASBOOT_OPTS --config \${NASBOOT_CONFIG} firewall fallback" "$(cat "$units/nasboot-fallback.service")"
+t_has "systemd: the fallback unit runs \`firewall lock-down\`" "ExecStart=/usr/sbin/nasboot \$NASBOOT_OPTS --config \${NASBOOT_CONFIG} firewall lock-down" "$(cat "$units/nasboot-fallback.service")"
 t_done

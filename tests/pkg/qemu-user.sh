@@ -7,7 +7,7 @@
 #   - `check` accepts the installed profile;
 #   - `plan` plans it (in a board-shaped network namespace, read only);
 #   - `apply --root` with a file-only cut of the profile (sysctl, storage;
-#     no interfaces, firewall off, no watchdog) writes the planned values
+#     no interfaces, no NFS, firewall off, no watchdog) writes the planned values
 #     under the image directory, and a second plan finds nothing to do.
 # Needs root (network namespaces) and qemu-user.
 set -eu
@@ -55,12 +55,13 @@ elf_got() {
 }
 
 # The file-only cut of a profile: no [watchdog], no [[interface]] (nor
-# its sub-tables), the firewall off; plus one block device knob so that
-# every board writes something.
+# its sub-tables), no NFS (its apply runs the host's `exportfs -ra`, which
+# --root does not relocate), the firewall off; plus one block device knob
+# so that every board writes something.
 files_only() {
 	awk '
 		/^\[/ {
-			skip = ($0 ~ /^\[\[?(watchdog|interface|firewall)[].]/)
+			skip = ($0 ~ /^\[\[?(watchdog|interface|firewall|nfs|samba)[].]/)
 			if ($0 ~ /^\[firewall[].]/) print "[firewall]\nprofile = \"off\"\n"
 			if (!skip) print
 			next
