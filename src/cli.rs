@@ -40,6 +40,8 @@ pub enum FirewallCommand {
     Apply,
     /// Keep a rule set applied with `--confirm`.
     Confirm,
+    /// Close everything but loopback and replies (a profile that cannot be read).
+    LockDown,
 }
 
 /// Firewall backend override from the command line.
@@ -97,6 +99,8 @@ commands:
   firewall apply      apply the firewall alone (--confirm SECONDS to roll back
                       unless `nasboot firewall confirm` runs in time)
   firewall confirm    keep the rule set applied with --confirm
+  firewall lock-down  without reading the profile: drop everything except
+                      loopback and replies (for boot when `check` fails)
 
 options:
   -c, --config FILE   profile (default /etc/nasboot.toml)
@@ -193,7 +197,8 @@ where
         ["firewall", "render"] => Command::Firewall(FirewallCommand::Render),
         ["firewall", "apply"] => Command::Firewall(FirewallCommand::Apply),
         ["firewall", "confirm"] => Command::Firewall(FirewallCommand::Confirm),
-        ["firewall"] => return Err(UsageError("firewall needs render, apply or confirm".into())),
+        ["firewall", "lock-down"] => Command::Firewall(FirewallCommand::LockDown),
+        ["firewall"] => return Err(UsageError("firewall needs render, apply, confirm or lock-down".into())),
         ["help"] => Command::Help,
         [] => return Err(UsageError("a command is needed".into())),
         other => return Err(UsageError(format!("unknown command `{}`", other.join(" ")))),
@@ -245,7 +250,7 @@ mod tests {
         let cases: &[(&[&str], &str)] = &[
             (&[], "a command is needed"),
             (&["frobnicate"], "unknown command `frobnicate`"),
-            (&["firewall"], "firewall needs render, apply or confirm"),
+            (&["firewall"], "firewall needs render, apply, confirm or lock-down"),
             (&["check", "--bogus"], "--bogus"),
             (&["apply", "--confirm", "10"], "--confirm goes with `firewall apply`"),
             (&["firewall", "apply", "--confirm", "ten"], "whole seconds"),

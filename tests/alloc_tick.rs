@@ -154,7 +154,7 @@ fn ticks_allocate_nothing() {
     let _ = log::set_logger(&LOGGER);
     log::set_max_level(log::LevelFilter::Info);
     // KEEPALIVE petting, then write() petting after ENOSYS (qemu-user).
-    for errno in [None, Some(38)] {
+    for errno in [None, Some(nix::libc::ENOSYS)] {
         let (now, allocs) = run(errno);
         assert_eq!(allocs, 0, "allocations during 1000 ticks (KEEPALIVE errno {errno:?})");
         assert_eq!(now, 1000 * 2000 + 2 * 2000, "one wake-up per 2 s interval");

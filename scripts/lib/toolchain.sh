@@ -182,7 +182,9 @@ toolchain_apt_install() {
     local missing=() p
     for p in "$@"; do
         case " ${missing[*]} " in *" $p "*) continue ;; esac
-        dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+        # (no `dpkg -s | grep -q`: under pipefail grep's early exit fails it)
+        [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] \
+            || missing+=("$p")
     done
     [ "${#missing[@]}" = 0 ] && return 0
     if [ "${NASBOOT_NO_INSTALL:-0}" = 1 ]; then

@@ -6,6 +6,8 @@
 //!   unless `nasboot firewall confirm` comes in time (see
 //!   `firewall::apply`).
 //! - `confirm` confirms the waiting apply.
+//! - `lock-down` loads the emergency rule set without reading the profile,
+//!   for boot scripts when `nasboot check` exits 2 (see `firewall`).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,6 +24,21 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
             Ok(()) => {
                 if cli.verbosity >= 0 {
                     let _ = writeln!(io.out, "firewall: confirmed");
+                }
+                Status::Ok
+            }
+            Err(e) => {
+                let _ = writeln!(io.err, "nasboot: {e}");
+                Status::Failure
+            }
+        };
+    }
+    if sub == FirewallCommand::LockDown {
+        // For a profile that cannot be read: no profile is loaded at all.
+        return match firewall::apply::lock_down(seams) {
+            Ok(b) => {
+                if cli.verbosity >= 0 {
+                    let _ = writeln!(io.out, "firewall: locked down ({b}): loopback and replies only");
                 }
                 Status::Ok
             }
@@ -48,7 +65,9 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
             let mut status = Status::Ok;
             for a in &actions {
                 let Action::Load { rules, fallback_lan } = a;
-                let result = match cli.confirm {
+                // A dry run changes nothing, so there is nothing to confirm.
+                let confirm = cli.confirm.filter(|_| !cli.dry_run);
+                let result = match confirm {
                     None => firewall::apply(a, seams),
                     Some(seconds) => {
                         let token = token();
@@ -75,7 +94,7 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
             }
             status
         }
-        FirewallCommand::Confirm => unreachable!("handled above"),
+        FirewallCommand::Confirm | FirewallCommand::LockDown => unreachable!("handled above"),
     }
 }
 
@@ -83,4 +102,89 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
 fn token() -> String {
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     format!("{}-{nanos}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cmd::tests::run_on;
+    use crate::exit::Status;
+    use crate::seam::fake::FakeBoard;
+    use crate::seam::Output;
+
+    const PROFILE: &str = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
+
+    fn board(profile: &str) -> FakeBoard {
+        let mut b = FakeBoard::new();
+        b.files.files.insert("/etc/nasboot.toml".into(), profile.as_bytes().to_vec());
+        for p in ["nft", "iptables-restore", "ip6tables-restore"] {
+            b.runner.programs.insert(p.to_string());
+        }
+        b.sysctl.values.insert("kernel.osrelease".into(), "6.1.0\n".into());
+        b
+    }
+
+    #[test]
+    fn render_prints_the_forced_backend_and_changes_nothing() {
+        let mut b = board(PROFILE);
+        let (status, out, _) = run_on(&mut b, &["firewall", "render", "--backend", "iptables"]);
+        assert_eq!(status, Status::Ok);
+        assert!(out.starts_with("# nasboot firewall: profile stateless (iptables-restore --noflush, IPv4)\n*filter\n"), "{out}");
+        assert!(out.contains("-A INPUT -i eth1 -j ACCEPT\n"), "{out}");
+        assert_eq!(b.effects(), ["run nft list tables"], "observing only");
+        let (_, out, _) = run_on(&mut b, &["firewall", "render"]);
+        assert!(out.contains("iifname vmap { \"eth1\" : accept, \"eth0\" : jump wan }"), "{out}");
+    }
+
+    #[test]
+    fn apply_checks_then_loads() {
+        let mut b = board(PROFILE);
+        let (status, out, err) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        assert_eq!(out, "firewall: load the nftables rule set (27 lines): ok\n");
+        assert_eq!(b.effects(), ["run nft -c -f -", "run nft -f -"]);
+    }
+
+    #[test]
+    fn rejected_rule_set_exits_1_with_nfts_words() {
+        let mut b = board(PROFILE);
+        b.runner.answers.push_back(Output {
+            code: Some(1),
+            stderr: b"/dev/stdin:3:1-6: Error: Could not process rule: No such file or directory\n".to_vec(),
+            ..Output::default()
+        });
+        let (status, _, err) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Failure);
+        assert_eq!(
+            err,
+            "nasboot: nft: nft rejected the rule set: /dev/stdin:3:1-6: Error: Could not process rule: No such file or directory \
+             (line 3: `table inet nasboot {}`); loaded the fallback rule set instead (nftables: loopback and LAN only)\n"
+        );
+    }
+
+    #[test]
+    fn bad_profile_exits_2_and_loads_nothing() {
+        let mut b = board("[board]\nname = \"t\"\n[firewall]\nlan_tcp_ports = [0]\n");
+        let (status, _, err) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Usage);
+        assert!(err.contains("/etc/nasboot.toml:4:18: firewall.lan_tcp_ports[0]: port 0 is out of range"), "{err}");
+        assert_eq!(b.effects(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn lock_down_needs_no_profile() {
+        let mut b = board("not toml at all");
+        b.runner.programs.remove("nft");
+        let (status, out, err) = run_on(&mut b, &["firewall", "lock-down"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        assert_eq!(out, "firewall: locked down (iptables): loopback and replies only\n");
+        assert_eq!(b.effects()[0], "run iptables-restore --test --noflush");
+    }
+
+    #[test]
+    fn confirm_with_nothing_waiting_exits_1() {
+        let mut b = board(PROFILE);
+        let (status, _, err) = run_on(&mut b, &["firewall", "confirm"]);
+        assert_eq!(status, Status::Failure);
+        assert_eq!(err, "nasboot: firewall confirm: no `firewall apply --confirm` is waiting\n");
+    }
 }

@@ -6,25 +6,35 @@ use super::Io;
 use crate::cli::Cli;
 use crate::exit::Status;
 use crate::seam::Seams;
+use crate::config::watchdog::Watchdog as Config;
 use crate::watchdog::history;
 
 pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
-    let loaded = match super::load(cli, seams, io) {
-        Ok(l) => l,
-        Err(status) => return status,
-    };
+    match start(cli, seams, io) {
+        Ok((Some(dog), Some(cfg), safe, status)) => crate::watchdog::serve(dog, &cfg, seams, &cli.config, safe).worst(status),
+        Ok((None, Some(_), _, status)) => {
+            let _ = writeln!(io.err, "nasboot: the watchdog device is held by another process; not petting it");
+            status.worst(Status::Failure)
+        }
+        Ok((_, _, _, status)) | Err(status) => status,
+    }
+}
+
+type Started = (Option<crate::watchdog::Armed>, Option<Box<Config>>, bool, Status);
+
+/// Load and apply. Out of line so the large profile values live in this
+/// frame, gone (and its stack pages released) once the daemon runs.
+#[inline(never)]
+fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Started, Status> {
+    let loaded = super::load(cli, seams, io)?;
     let profile = history::prepare(&loaded.profile, seams.files, crate::watchdog::unix_now());
     let safe = profile != loaded.profile;
     if safe {
         let _ = writeln!(io.err, "nasboot: boot loop: applying the safe profile (LAN only, no exports)");
     }
     let mut report = super::apply::apply_profile(cli, &profile, seams, io);
-    match (report.watchdog.take(), &profile.watchdog) {
-        (Some(dog), Some(w)) => crate::watchdog::serve(dog, w, seams, &cli.config, safe).worst(report.status),
-        (None, Some(_)) if report.errors.is_empty() => {
-            let _ = writeln!(io.err, "nasboot: the watchdog device is held by another process; not petting it");
-            report.status.worst(Status::Failure)
-        }
-        _ => report.status,
-    }
+    let dog = report.watchdog.take();
+    // A failed open was reported with the other errors: no second message.
+    let cfg = if dog.is_none() && !report.errors.is_empty() { None } else { profile.watchdog };
+    Ok((dog, cfg, safe, report.status))
 }

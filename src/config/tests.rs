@@ -91,6 +91,13 @@ fn binary_garbage_is_refused_with_its_offset() {
 }
 
 #[test]
+fn warning_for_lan_all_with_other_services() {
+    let l = parse_str("[board]\nname = \"t\"\n[firewall]\nlan_services = [\"all\", \"ssh\"]\n").unwrap();
+    let w: Vec<String> = l.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(w, ["test.toml:4:1: firewall.lan_services: \"all\" already lets the LAN reach everything; the other services listed add nothing (warning)"]);
+}
+
+#[test]
 fn warnings_for_async_and_squashed_rw() {
     let l = parse_str(
         "[board]\nname = \"t\"\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"*\"]\nrw = true\nsquash = \"all\"\nsync = false\n",

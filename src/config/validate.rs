@@ -22,7 +22,7 @@ impl fmt::Display for Warning {
 pub fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigError> {
     let mut warnings = Vec::new();
     interfaces(p, src)?;
-    firewall(p, src)?;
+    firewall(p, src, &mut warnings)?;
     exports(p, src, &mut warnings)?;
     super::nfs::validate(p, src, &mut warnings)?;
     watchdog(p, src, &mut warnings)?;
@@ -130,7 +130,7 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn firewall(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
+fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result<(), ConfigError> {
     let fw = &p.firewall;
     if fw.profile == FwProfile::Off {
         return Ok(());
@@ -168,6 +168,13 @@ fn firewall(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
     }
     if fw.forward && !p.interface.iter().any(|i| i.role == Role::Wan) {
         return Err(src.error(span_in(src, "firewall", "forward"), "firewall.forward", "forwarding needs a WAN interface"));
+    }
+    if fw.lan_services.contains(&Service::All) && fw.lan_services.len() > 1 {
+        warnings.push(Warning(src.error(
+            span_in(src, "firewall", "lan_services"),
+            "firewall.lan_services",
+            "\"all\" already lets the LAN reach everything; the other services listed add nothing",
+        )));
     }
     if fw.log_rate == 0 || fw.log_rate > 6000 {
         return Err(src.error(

@@ -210,6 +210,19 @@ pub fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Re
     Err(StepError::fatal("firewall", format!("the emergency rule set did not load: {why}")))
 }
 
+/// For the boot scripts when the profile cannot be read: choose a backend
+/// from what the board offers (as `auto` would) and load the emergency
+/// rule set (see the module documentation of `firewall`).
+pub fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, StepError> {
+    let offer = super::backend::Offer {
+        kernel: seams.sysctl.get("kernel.osrelease").ok().and_then(|r| super::backend::kernel_version(&r)),
+        nft: seams.runner.which("nft").is_some(),
+        iptables_restore: seams.runner.which("iptables-restore").is_some(),
+    };
+    let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
+    load_emergency(super::backend::auto(offer), ipv6, seams)
+}
+
 /// Empty tables for an iptables rollback, for tables nasboot's rule set
 /// touches that were not loaded before (a full restore resets a table to
 /// exactly what the file lists).
@@ -241,6 +254,20 @@ fn nft_list(seams: &mut Seams<'_>, family: &str, name: &str) -> Result<Option<St
     Err(LoadError::Rejected { tool: "nft", detail: format!("nft list table {family} {name}: {}", err.trim()) })
 }
 
+/// Append `tool`'s dump, completed with empty tables for those `new` touches.
+fn iptables_save(seams: &mut Seams<'_>, tool: &'static str, new: &str, text: &mut String) -> Result<(), LoadError> {
+    if seams.runner.which(tool).is_none() {
+        return Err(LoadError::Missing(tool));
+    }
+    let out = run(seams, tool, &[], None)?;
+    if !out.success() {
+        let detail = format!("{tool} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        return Err(LoadError::Rejected { tool, detail });
+    }
+    complete(&String::from_utf8_lossy(&out.stdout), new, text);
+    Ok(())
+}
+
 /// The rule set that puts back what is loaded now, for a rollback.
 pub fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, LoadError> {
     match new.backend {
@@ -258,25 +285,10 @@ pub fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, Lo
         }
         Backend::Iptables => {
             let mut text = String::new();
-            let mut v6_at = 0;
-            for (tool, part) in [("iptables-save", new.v4()), ("ip6tables-save", new.v6())] {
-                if tool == "ip6tables-save" {
-                    v6_at = text.len();
-                    if !new.ipv6 {
-                        break;
-                    }
-                }
-                if seams.runner.which(tool).is_none() {
-                    return Err(LoadError::Missing(tool));
-                }
-                let out = run(seams, tool, &[], None)?;
-                if !out.success() {
-                    return Err(LoadError::Rejected {
-                        tool,
-                        detail: format!("{tool} failed: {}", String::from_utf8_lossy(&out.stderr).trim()),
-                    });
-                }
-                complete(&String::from_utf8_lossy(&out.stdout), part, &mut text);
+            iptables_save(seams, "iptables-save", new.v4(), &mut text)?;
+            let v6_at = text.len();
+            if new.ipv6 {
+                iptables_save(seams, "ip6tables-save", new.v6(), &mut text)?;
             }
             Ok(RuleSet { backend: Backend::Iptables, text, v6_at, noflush: false, ipv6: new.ipv6 })
         }

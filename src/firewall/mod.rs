@@ -57,7 +57,8 @@
 //! box opened (this engages conntrack: acceptable in an emergency), the
 //! essential ICMP/ICMPv6 (neighbour discovery), and nothing else. No
 //! interface is known to be LAN then, so no LAN is opened; the serial
-//! console is the way in. The packaging uses it when `nasboot check` exits 2.
+//! console is the way in. `nasboot firewall lock-down` runs it without
+//! reading the profile, for boot scripts when `nasboot check` exits 2.
 
 pub mod apply;
 pub mod backend;

@@ -82,18 +82,18 @@ fn add(ports: &mut Ports, p: u16) {
     }
 }
 
-/// The ports of one named service: (tcp, udp).
-pub fn service_ports(s: Service, mountd: u16) -> (&'static [u16], &'static [u16], Option<u16>) {
-    // The third value is the mountd port, both TCP and UDP, for NFS.
+/// The fixed ports of one named service: (tcp, udp). NFS also opens
+/// `mountd_port` on both.
+pub fn service_ports(s: Service) -> (&'static [u16], &'static [u16]) {
     match s {
-        Service::All => (&[], &[], None),
-        Service::Ssh => (&[22], &[], None),
-        Service::Http => (&[80], &[], None),
-        Service::Https => (&[443], &[], None),
-        Service::Nfs => (&[111, 2049], &[111, 2049], Some(mountd)),
-        Service::Smb => (&[139, 445], &[], None),
-        Service::Dns => (&[53], &[53], None),
-        Service::Ntp => (&[], &[123], None),
+        Service::All => (&[], &[]),
+        Service::Ssh => (&[22], &[]),
+        Service::Http => (&[80], &[]),
+        Service::Https => (&[443], &[]),
+        Service::Nfs => (&[111, 2049], &[111, 2049]),
+        Service::Smb => (&[139, 445], &[]),
+        Service::Dns => (&[53], &[53]),
+        Service::Ntp => (&[], &[123]),
     }
 }
 
@@ -103,12 +103,12 @@ fn zone(services: &[Service], tcp: &[crate::config::types::Port], udp: &[crate::
         return z;
     }
     for s in services {
-        let (t, u, extra) = service_ports(*s, mountd);
+        let (t, u) = service_ports(*s);
         t.iter().for_each(|p| add(&mut z.tcp, *p));
         u.iter().for_each(|p| add(&mut z.udp, *p));
-        if let Some(p) = extra {
-            add(&mut z.tcp, p);
-            add(&mut z.udp, p);
+        if *s == Service::Nfs {
+            add(&mut z.tcp, mountd);
+            add(&mut z.udp, mountd);
         }
     }
     tcp.iter().for_each(|p| add(&mut z.tcp, p.get()));

@@ -256,7 +256,7 @@ fn legacy_kernels_use_the_per_offload_and_gset_commands() {
         assert!(effects.contains(&want.to_string()), "{want}: {effects:?}");
     }
     let nic = &b.netif.links["eth0"].nic;
-    assert_eq!(nic.legacy[&super::ethtool::cmd::GGRO], false);
+    assert!(!nic.legacy[&super::ethtool::cmd::GGRO]);
     assert_eq!(nic.link_mode.unwrap().speed, 100);
     assert!(plan_lines(&p, &mut b).0.is_empty());
 }

@@ -38,8 +38,10 @@ pub const NFS_CONF_DROP_IN: &str = "/etc/nfs.conf.d/nasboot.conf";
 /// One NFS or Samba change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// Replace the export table, then `exportfs -ra` if it changed.
-    Exports { path: String, text: String },
+    /// Replace the export table, then `exportfs -ra` if it changed and
+    /// `reload` is set (it is not under `--root`: exportfs always reads
+    /// this machine's /etc/exports).
+    Exports { path: String, text: String, reload: bool },
     /// Replace a configuration file (init script settings, smb include).
     WriteFile { path: String, text: String },
     /// Write an nfsd control file under /proc/fs/nfsd.
@@ -49,7 +51,7 @@ pub enum Action {
 impl Action {
     pub fn rendered(&self) -> Option<(String, &str)> {
         match self {
-            Action::Exports { path, text } | Action::WriteFile { path, text } => Some((path.clone(), text)),
+            Action::Exports { path, text, .. } | Action::WriteFile { path, text } => Some((path.clone(), text)),
             Action::Nfsd { .. } => None,
         }
     }
@@ -58,10 +60,11 @@ impl Action {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::Exports { path, text } => write!(
+            Action::Exports { path, text, reload } => write!(
                 f,
-                "write {path} ({} export(s)), then exportfs -ra",
-                text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count()
+                "write {path} ({} export(s)){}",
+                text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count(),
+                if *reload { ", then exportfs -ra" } else { "" }
             ),
             Action::WriteFile { path, text } => write!(f, "write {path} ({} bytes)", text.len()),
             Action::Nfsd { knob, value, from } => {
@@ -85,6 +88,8 @@ pub struct Observed {
     pub nfsd: nfsd::State,
     pub mem_total_kib: Option<u64>,
     pub cpus: Option<u16>,
+    /// Files are relocated under `--root` (an image or a sandbox).
+    pub relocated: bool,
 }
 
 impl Observed {
@@ -109,7 +114,7 @@ fn nfsd_file(knob: &str) -> String {
 }
 
 pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
-    let mut now = Observed::default();
+    let mut now = Observed { relocated: seams.files.relocated(), ..Observed::default() };
     let mut wanted: Vec<&'static str> = Vec::new();
     if uses_nfs(p) {
         wanted.extend([
@@ -156,13 +161,23 @@ pub fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
     let write = |actions: &mut Vec<Action>, path: &str, text: String, exports: bool| {
         if now.file(path) != Some(text.as_str()) {
             let path = path.to_string();
-            actions.push(if exports { Action::Exports { path, text } } else { Action::WriteFile { path, text } });
+            actions.push(if exports {
+                Action::Exports { path, text, reload: !now.relocated }
+            } else {
+                Action::WriteFile { path, text }
+            });
         }
     };
     if uses_nfs(p) {
         if !p.nfs.export.is_empty() {
             let path = if p.nfs.exports_d { EXPORTS_DROP_IN } else { paths::EXPORTS };
             write(&mut actions, path, exports::render(p, p.nfs.exports_d), true);
+            if now.relocated {
+                notes.push(format!(
+                    "--root: {path} is written under the root, but exportfs -ra is not run (it reads this \
+                     machine's /etc/exports); the board's nfs init script exports it at boot"
+                ));
+            }
         }
         let size = sizing(p, now);
         notes.push(format!(
@@ -273,8 +288,8 @@ const EXPORTFS_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::Exports { path, text } => {
-            if replace(seams, path, text)? == Replaced::Unchanged {
+        Action::Exports { path, text, reload } => {
+            if replace(seams, path, text)? == Replaced::Unchanged || !reload {
                 return Ok(());
             }
             exportfs(seams, path)

@@ -212,6 +212,20 @@ fn text_of(b: &FakeBoard, path: &str) -> String {
 }
 
 #[test]
+fn under_root_the_exports_are_written_but_exportfs_does_not_run() {
+    let mut b = board(&format!("{BOARD}{BASIC}"), None);
+    b.files.relocated = true;
+    let (status, out, err) = run_on(&mut b, &["plan"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    assert!(out.contains("exportfs -ra is not run"), "{out}");
+    let (status, _, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    let effects = b.effects();
+    assert!(effects.contains(&"replace /etc/exports".to_string()), "{effects:?}");
+    assert!(!effects.iter().any(|e| e.starts_with("run exportfs")), "{effects:?}");
+}
+
+#[test]
 fn apply_writes_exports_then_exportfs_once() {
     let mut b = board(&format!("{BOARD}{BASIC}"), None);
     let (status, _, err) = run_on(&mut b, &["apply"]);

@@ -48,6 +48,9 @@ impl Files for DryRunFiles {
         say(format_args!("write {:?} to {}", String::from_utf8_lossy(data).trim_end(), path.display()));
         Ok(())
     }
+    fn relocated(&self) -> bool {
+        self.real.relocated()
+    }
     fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
         self.real.modified(path)
     }

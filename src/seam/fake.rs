@@ -24,9 +24,14 @@ pub struct FakeFiles {
     pub fail_writes: Option<io::ErrorKind>,
     /// Modification times (heartbeat files).
     pub mtimes: BTreeMap<PathBuf, std::time::SystemTime>,
+    /// Behave like files under `--root`.
+    pub relocated: bool,
 }
 
 impl Files for FakeFiles {
+    fn relocated(&self) -> bool {
+        self.relocated
+    }
     fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
         self.files.get(path).cloned().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }

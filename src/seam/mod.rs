@@ -53,6 +53,11 @@ pub trait Files {
         let _ = path;
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
+    /// Whether paths are relocated under `--root` (an image or a sandbox),
+    /// so tools that read fixed host paths must not run.
+    fn relocated(&self) -> bool {
+        false
+    }
 }
 
 /// sysctls under /proc/sys, by dotted name.

@@ -44,6 +44,8 @@ pub trait Host {
     fn give_up(&mut self, why: &Failure);
     /// The orderly stop happened.
     fn stopped(&mut self);
+    /// Called once, after the first pet of the loop: start-up is over.
+    fn settled(&mut self) {}
 }
 
 /// What the daemon needs from the device besides the embedded-hal traits.
@@ -147,6 +149,9 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
             if petting {
                 dog.feed();
                 stats.pets += 1;
+            }
+            if stats.pets == 2 {
+                host.settled();
             }
             next += interval;
             if next <= now {

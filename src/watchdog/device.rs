@@ -98,7 +98,11 @@ impl Info {
         if self.nowayout == Some(true) {
             return Some("nowayout is set: the kernel will not stop it, the board resets unless something keeps petting");
         }
-        let s = self.support.as_ref()?;
+        let Some(s) = self.support.as_ref() else {
+            return self
+                .query_errno
+                .map(|_| "the driver could not be queried, so whether it stopped is unknown");
+        };
         if s.identity().contains("mpc8xxx") {
             return Some("mpc8xxx_wdt can never be stopped once enabled; after close the kernel keeps petting it");
         }
@@ -498,6 +502,8 @@ mod tests {
         dog.try_feed().unwrap();
         assert_eq!(b.watchdog.driver.borrow().pets, 2);
         assert_eq!(b.effects().last().unwrap(), "write /dev/watchdog0 \"\\0\"");
+        assert_eq!(dog.stop().unwrap(), Some("the driver could not be queried, so whether it stopped is unknown"));
+        assert_eq!(b.effects().last().unwrap(), "write /dev/watchdog0 \"V\"");
     }
 
     #[test]

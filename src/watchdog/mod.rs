@@ -21,6 +21,7 @@ pub mod device;
 pub mod health;
 pub mod history;
 pub mod ioctl;
+pub mod memory;
 pub mod signals;
 
 use std::fmt;
@@ -126,6 +127,8 @@ pub struct BoardHost<'s, 'a> {
     pub config: PathBuf,
     /// Apply the boot-loop transform on reload too.
     pub safe: bool,
+    /// mlockall / SCHED_RR, applied once settled.
+    pub realtime: Option<Box<Config>>,
 }
 
 impl daemon::Host for BoardHost<'_, '_> {
@@ -142,29 +145,7 @@ impl daemon::Host for BoardHost<'_, '_> {
         health::repair(cfg, self.seams.runner)
     }
     fn reload(&mut self) -> Option<Config> {
-        let file = self.config.display().to_string();
-        let loaded = self
-            .seams
-            .files
-            .read(&self.config)
-            .map_err(|e| format!("{file}: cannot read the profile: {e}"))
-            .and_then(|b| crate::config::parse_bytes(&file, &b).map_err(|e| e.to_string()));
-        match loaded {
-            Ok(l) => {
-                let p = if self.safe { history::safe_profile(&l.profile) } else { l.profile };
-                match p.watchdog {
-                    Some(w) => Some(*w),
-                    None => {
-                        log::error!("reload: {file} has no [watchdog] section now; keeping the running settings");
-                        None
-                    }
-                }
-            }
-            Err(e) => {
-                log::error!("reload failed, keeping the running profile: {e}");
-                None
-            }
-        }
+        reload(self.seams, &self.config, self.safe).map(|b| *b)
     }
     fn give_up(&mut self, _why: &health::Failure) {
         history::update(self.seams.files, |h| h.set_end(history::End::GaveUp));
@@ -172,6 +153,38 @@ impl daemon::Host for BoardHost<'_, '_> {
     }
     fn stopped(&mut self) {
         history::update(self.seams.files, |h| h.set_end(history::End::Clean));
+    }
+    fn settled(&mut self) {
+        // Give start-up's pages back, then lock what is left.
+        memory::trim();
+        if let Some(cfg) = self.realtime.take() {
+            realtime(&cfg);
+        }
+    }
+}
+
+/// Re-read the profile (SIGHUP). Out of line: parsing needs large stack
+/// frames, which must not become part of the daemon loop's frame.
+#[inline(never)]
+fn reload(seams: &mut Seams<'_>, config: &Path, safe: bool) -> Option<Box<Config>> {
+    let file = config.display().to_string();
+    let loaded = seams
+        .files
+        .read(config)
+        .map_err(|e| format!("{file}: cannot read the profile: {e}"))
+        .and_then(|b| crate::config::parse_bytes(&file, &b).map_err(|e| e.to_string()));
+    match loaded {
+        Ok(l) => {
+            let p = if safe { history::safe_profile(&l.profile) } else { l.profile };
+            if p.watchdog.is_none() {
+                log::error!("reload: {file} has no [watchdog] section now; keeping the running settings");
+            }
+            p.watchdog
+        }
+        Err(e) => {
+            log::error!("reload failed, keeping the running profile: {e}");
+            None
+        }
     }
 }
 
@@ -208,10 +221,16 @@ pub fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config: &Path,
             return crate::exit::Status::Failure;
         }
     };
-    realtime(cfg);
     let card_reset = dog.info.card_reset();
     history::update(seams.files, |h| h.set_cause(card_reset));
-    let mut host = BoardHost { seams, signals, checker: health::Checker::default(), config: config.to_path_buf(), safe };
+    let mut host = BoardHost {
+        seams,
+        signals,
+        checker: health::Checker::default(),
+        config: config.to_path_buf(),
+        safe,
+        realtime: Some(Box::new(cfg.clone())),
+    };
     let out = daemon::serve(&mut dog, &mut host, cfg.clone());
     drop(dog);
     match out {

@@ -91,6 +91,10 @@ impl Files for RealFiles {
         f.write_all(data)
     }
 
+    fn relocated(&self) -> bool {
+        self.root.is_relocated()
+    }
+
     fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
         fs::metadata(self.root.at(path))?.modified()
     }

@@ -18,6 +18,11 @@ impl Root {
         Root(dir)
     }
 
+    /// Whether a `--root` is in effect.
+    pub fn is_relocated(&self) -> bool {
+        self.0.is_some()
+    }
+
     /// The real path of a board path: `/etc/x` is `DIR/etc/x` under `--root DIR`.
     pub fn at(&self, path: &Path) -> PathBuf {
         match &self.0 {

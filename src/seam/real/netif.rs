@@ -4,6 +4,13 @@
 //! SIOCGIFINDEX and SIOCETHTOOL; addresses and routes through rtnetlink
 //! (`netlink.rs`). Both sockets are opened on first use, so commands that
 //! never touch an interface never need one.
+//!
+//! Under qemu-user (7.2), found by tests/net/links.sh: SIOCETHTOOL is not
+//! translated (ENOSYS, reported per knob by `net::tuning`), and
+//! SIOCGIFTXQLEN/SIOCSIFTXQLEN are translated as if `ifr_qlen` were a
+//! short, so on big-endian guests 1000 reads as 65536000 and sets fail
+//! with EINVAL. Real kernels on big-endian boards are not affected: the
+//! kernel's `ifr_qlen` is an int, as used here.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -12,18 +12,31 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE,
-    NLM_F_REQUEST,
+    Emitable, Parseable, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST,
 };
 use netlink_packet_route::address::{AddressAttribute, AddressMessage, AddressScope};
 use netlink_packet_route::route::{
     RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteProtocol, RouteScope, RouteType,
 };
-use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
+use netlink_packet_route::AddressFamily;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
 use crate::config::types::IpNet;
 use crate::seam::netif::RouteEntry;
+
+// Message types (include/uapi/linux/netlink.h, rtnetlink.h). Only the
+// address and route messages are parsed, each with its own parser: going
+// through netlink-packet-route's RouteNetlinkMessage would link the
+// parsers of every rtnetlink family (links, tc, neighbours...), some
+// 300 KiB of code nasboot never runs.
+const NLMSG_ERROR: u16 = 2;
+const NLMSG_DONE: u16 = 3;
+const RTM_NEWADDR: u16 = 20;
+const RTM_GETADDR: u16 = 22;
+const RTM_NEWROUTE: u16 = 24;
+const RTM_GETROUTE: u16 = 26;
+/// sizeof(struct nlmsghdr).
+const NLMSG_HDRLEN: usize = 16;
 
 /// A bound rtnetlink socket.
 pub struct Rtnl {
@@ -40,70 +53,72 @@ impl Rtnl {
         Ok(Rtnl { sock, seq: 0, buf: vec![0; 64 * 1024] })
     }
 
-    fn send(&mut self, msg: RouteNetlinkMessage, flags: u16) -> io::Result<u32> {
+    /// Send one message: struct nlmsghdr (native endian), then the payload.
+    fn send(&mut self, kind: u16, flags: u16, payload: &dyn Emitable) -> io::Result<u32> {
         self.seq = self.seq.wrapping_add(1);
-        let mut hdr = NetlinkHeader::default();
-        hdr.flags = flags;
-        hdr.sequence_number = self.seq;
-        let mut packet = NetlinkMessage::new(hdr, NetlinkPayload::from(msg));
-        packet.finalize();
-        let mut out = vec![0u8; packet.buffer_len()];
-        packet.serialize(&mut out);
-        self.sock.send(&out, 0)?;
+        let len = NLMSG_HDRLEN + payload.buffer_len();
+        let mut out = vec![0u8; (len + 3) & !3];
+        out[0..4].copy_from_slice(&(len as u32).to_ne_bytes());
+        out[4..6].copy_from_slice(&kind.to_ne_bytes());
+        out[6..8].copy_from_slice(&flags.to_ne_bytes());
+        out[8..12].copy_from_slice(&self.seq.to_ne_bytes());
+        payload.emit(&mut out[NLMSG_HDRLEN..len]);
+        self.sock.send(&out[..len], 0)?;
         Ok(self.seq)
     }
 
-    /// Receive the answers to request `seq`, handing each inner message to
-    /// `each`, until NLMSG_DONE (dumps) or the ACK (requests).
-    fn receive(&mut self, seq: u32, mut each: impl FnMut(RouteNetlinkMessage)) -> io::Result<()> {
+    /// Receive the answers to request `seq`, handing each message to
+    /// `each(type, payload)`, until NLMSG_DONE (dumps) or the ACK (requests).
+    fn receive(&mut self, seq: u32, mut each: impl FnMut(u16, &[u8])) -> io::Result<()> {
         loop {
             let n = self.sock.recv(&mut &mut self.buf[..], 0)?.min(self.buf.len());
             let mut off = 0;
-            while off + 16 <= n {
-                let len = u32::from_ne_bytes(self.buf[off..off + 4].try_into().expect("4 bytes")) as usize;
-                if len < 16 || off + len > n {
+            while off + NLMSG_HDRLEN <= n {
+                let b = &self.buf[off..n];
+                let len = u32::from_ne_bytes(b[0..4].try_into().expect("4 bytes")) as usize;
+                if len < NLMSG_HDRLEN || len > b.len() {
                     return Err(io::Error::other("truncated netlink message"));
                 }
-                let this_seq = u32::from_ne_bytes(self.buf[off + 8..off + 12].try_into().expect("4 bytes"));
-                let parsed = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&self.buf[off..off + len]);
+                let kind = u16::from_ne_bytes(b[4..6].try_into().expect("2 bytes"));
+                let this_seq = u32::from_ne_bytes(b[8..12].try_into().expect("4 bytes"));
+                let payload = &b[NLMSG_HDRLEN..len];
                 off += (len + 3) & !3;
                 if this_seq != seq {
                     continue;
                 }
-                match parsed {
-                    Ok(m) => match m.payload {
-                        NetlinkPayload::Done(_) => return Ok(()),
-                        NetlinkPayload::Error(e) => {
-                            return match e.code {
-                                None => Ok(()),
-                                Some(code) => Err(io::Error::from_raw_os_error(-code.get())),
-                            }
-                        }
-                        NetlinkPayload::InnerMessage(inner) => each(inner),
-                        _ => {}
-                    },
-                    // An attribute this parser does not know: skip the message.
-                    Err(e) => log::debug!("rtnetlink: skipped a message: {e}"),
+                match kind {
+                    NLMSG_DONE => return Ok(()),
+                    NLMSG_ERROR => {
+                        let code = payload.get(0..4).map_or(-nix::libc::EIO, |c| i32::from_ne_bytes(c.try_into().expect("4 bytes")));
+                        return if code == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(-code)) };
+                    }
+                    _ => each(kind, payload),
                 }
             }
         }
     }
 
-    fn dump(&mut self, msg: RouteNetlinkMessage, mut each: impl FnMut(RouteNetlinkMessage)) -> io::Result<()> {
-        let seq = self.send(msg, NLM_F_REQUEST | NLM_F_DUMP)?;
-        self.receive(seq, &mut each)
+    fn dump(&mut self, kind: u16, payload: &dyn Emitable, each: impl FnMut(u16, &[u8])) -> io::Result<()> {
+        let seq = self.send(kind, NLM_F_REQUEST | NLM_F_DUMP, payload)?;
+        self.receive(seq, each)
     }
 
-    fn request(&mut self, msg: RouteNetlinkMessage, flags: u16) -> io::Result<()> {
-        let seq = self.send(msg, NLM_F_REQUEST | NLM_F_ACK | flags)?;
-        self.receive(seq, |_| {})
+    fn request(&mut self, kind: u16, flags: u16, payload: &dyn Emitable) -> io::Result<()> {
+        let seq = self.send(kind, NLM_F_REQUEST | NLM_F_ACK | flags, payload)?;
+        self.receive(seq, |_, _| {})
     }
 
     /// RTM_GETADDR dump, filtered to one interface.
     pub fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
         let mut out = Vec::new();
-        self.dump(RouteNetlinkMessage::GetAddress(AddressMessage::default()), |m| {
-            let RouteNetlinkMessage::NewAddress(a) = m else { return };
+        self.dump(RTM_GETADDR, &AddressMessage::default(), |kind, payload| {
+            if kind != RTM_NEWADDR {
+                return;
+            }
+            let a = match AddressMessage::parse(payload) {
+                Ok(a) => a,
+                Err(e) => return log::debug!("rtnetlink: skipped an address: {e}"),
+            };
             if a.header.index != index {
                 return;
             }
@@ -139,14 +154,20 @@ impl Rtnl {
         if let Some(b) = net.broadcast() {
             m.attributes.push(AddressAttribute::Broadcast(b));
         }
-        self.request(RouteNetlinkMessage::NewAddress(m), NLM_F_CREATE | NLM_F_EXCL)
+        self.request(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &m)
     }
 
     /// RTM_GETROUTE dump: unicast routes of the main table.
     pub fn routes(&mut self) -> io::Result<Vec<RouteEntry>> {
         let mut out = Vec::new();
-        self.dump(RouteNetlinkMessage::GetRoute(RouteMessage::default()), |m| {
-            let RouteNetlinkMessage::NewRoute(r) = m else { return };
+        self.dump(RTM_GETROUTE, &RouteMessage::default(), |kind, payload| {
+            if kind != RTM_NEWROUTE {
+                return;
+            }
+            let r = match RouteMessage::parse(payload) {
+                Ok(r) => r,
+                Err(e) => return log::debug!("rtnetlink: skipped a route: {e}"),
+            };
             if let Some(e) = entry(&r) {
                 out.push(e);
             }
@@ -174,7 +195,7 @@ impl Rtnl {
         if r.metric != 0 {
             m.attributes.push(RouteAttribute::Priority(r.metric));
         }
-        self.request(RouteNetlinkMessage::NewRoute(m), NLM_F_CREATE | NLM_F_REPLACE)
+        self.request(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, &m)
     }
 }
 

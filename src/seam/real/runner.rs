@@ -26,7 +26,13 @@ fn drain<R: Read + Send + 'static>(r: Option<R>) -> thread::JoinHandle<Vec<u8>> 
 
 impl Runner for RealRunner {
     fn run(&mut self, cmd: &Cmd<'_>) -> io::Result<Output> {
-        let mut child = Command::new(cmd.program)
+        // Look the program up first: under qemu-user an exec failure in the
+        // child shows up as exit 127 instead of ENOENT, so a missing tool
+        // would read as a tool that failed.
+        let program = self
+            .which(cmd.program)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{}: not found on PATH", cmd.program)))?;
+        let mut child = Command::new(program)
             .args(cmd.args)
             .stdin(if cmd.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())

@@ -1,0 +1,306 @@
+#!/bin/bash
+# The firewall against real traffic, in board-shaped network namespaces
+# (root). For each binary (the host one, and a big-endian one under
+# qemu-user when target/dist has it) and each backend (nftables,
+# iptables-restore as installed, and the legacy x_tables iptables):
+#
+#   - from the LAN, listeners on the box's ssh/nfs/smb ports are reachable,
+#     a port outside the LAN services is not, ping and ping6 work;
+#   - from the WAN, new inbound TCP fails and ping to the box fails;
+#   - replies to connections the box opened pass: TCP, UDP from port 53,
+#     ICMP echo-reply, ICMPv6 through neighbour discovery;
+#   - ICMP fragmentation-needed reaches the box (path MTU 1280 learnt);
+#   - stateless: no conntrack entry after all that traffic (conntrack -L and
+#     nf_conntrack_count); stateful: WAN flows tracked, LAN flows not;
+#   - `apply --confirm 2` without a confirm brings the previous rules back,
+#     and with one keeps the new ones;
+#   - a reload does not cut an established LAN TCP session, while the
+#     Bubba 2 rules (the anchor) cut it once the conntrack table is new.
+#
+# Usage: tests/firewall/netns.sh [TARGET...]   (default: host, plus
+# powerpc/mips binaries found in target/dist or $NASBOOT_DIST)
+set -eu
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib.sh
+. "$TOP/tests/lib.sh"
+# shellcheck source=scripts/lib/netns.sh
+. "$TOP/scripts/lib/netns.sh"
+# shellcheck source=tests/firewall/lib.sh
+. "$TOP/tests/firewall/lib.sh"
+
+P=nbfw
+WORK=$(mktemp -d /tmp/nasboot-fw.XXXXXX)
+cleanup() {
+	fw_board_down "$P"
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fw_packages
+dpkg -s qemu-user >/dev/null 2>&1 || apt-get install -y --no-install-recommends qemu-user >/dev/null
+
+if [ $# -gt 0 ]; then
+	TARGETS=("$@")
+else
+	TARGETS=(host)
+	for t in powerpc-unknown-linux-gnu mips-unknown-linux-gnu; do
+		if [ -x "$T_DIST/nasboot-$t" ]; then
+			TARGETS+=("$t")
+		fi
+	done
+fi
+
+IFACES='[board]
+name = "netns-board"
+[[interface]]
+name = "eth0"
+role = "wan"
+[[interface]]
+name = "eth1"
+role = "lan"
+'
+STATELESS="$IFACES"'[firewall]
+lan_services = ["ssh", "nfs", "smb"]
+mountd_port = 4002
+'
+STATEFUL="$IFACES"'[firewall]
+profile = "stateful"
+'
+
+box() { ip netns exec "${P}box" "$@"; }
+lan() { ip netns exec "${P}lan" "$@"; }
+wan() { ip netns exec "${P}wan" "$@"; }
+
+# connects NS HOST PORT [socat address type]: a TCP connection opens.
+connects() {
+	ip netns exec "$1" socat -u OPEN:/dev/null "${4:-TCP4}:$2:$3,connect-timeout=2" 2>/dev/null
+}
+
+quiet() { "$@" >/dev/null 2>&1; }
+fails() { ! "$@" >/dev/null 2>&1; }
+differs() { [ "$1" != "$2" ]; }
+positive() { [ "$1" -gt 0 ]; }
+
+# An iptables-save dump without comments, counters and empty tables (a
+# rollback may leave an empty raw table loaded: same rules, no rule).
+rules_only() {
+	sed -e '/^#/d' -e 's/ \[[0-9]*:[0-9]*\]$//' |
+		awk '/^\*/ { t = $0 "\n"; keep = 0; next }
+			/^COMMIT/ { if (keep) printf "%sCOMMIT\n", t; next }
+			{ t = t $0 "\n"; if ($0 ~ /^-A/ || $0 ~ /^:[A-Z]+ DROP/) keep = 1 }'
+}
+
+# The rule set as loaded, for comparisons (no comments, no counters).
+snapshot() {
+	case $1 in
+	nftables) box nft list table inet nasboot 2>&1 || true ;;
+	*)
+		box env PATH="$PATHX" iptables-save | rules_only
+		box env PATH="$PATHX" ip6tables-save | rules_only
+		;;
+	esac
+}
+
+# ct_count: conntrack entries in the box's namespace.
+ct_count() {
+	box conntrack -C 2>/dev/null || echo 0
+}
+
+# A held LAN -> box TCP session: session_open PORT, session_send TEXT,
+# session_got TEXT (whether the box received it within 3 s), session_close.
+session_open() {
+	SESSION_OUT=$WORK/session.out
+	SESSION_FIFO=$WORK/session.fifo
+	rm -f "$SESSION_OUT" "$SESSION_FIFO"
+	mkfifo "$SESSION_FIFO"
+	fw_listen "${P}box" -u "TCP4-LISTEN:$1,reuseaddr" "OPEN:$SESSION_OUT,creat,append"
+	sleep 0.3
+	ip netns exec "${P}lan" socat -u STDIN "TCP4:$NETNS_LAN_BOX:$1" <"$SESSION_FIFO" &
+	SESSION_PID=$!
+	exec 3>"$SESSION_FIFO"
+}
+session_send() { printf '%s\n' "$1" >&3; }
+session_got() {
+	local i
+	for i in $(seq 30); do
+		if grep -qx "$1" "$SESSION_OUT" 2>/dev/null; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+session_close() {
+	exec 3>&-
+	kill "$SESSION_PID" 2>/dev/null || true
+	wait "$SESSION_PID" 2>/dev/null || true
+	fw_stop_listeners
+}
+
+FAR=0
+run_case() {
+	local target=$1 backend=$2 what=$3 nb root out rc before after
+	local -a NB
+	read -ra NB <<<"$(nasboot_for "$target")"
+	# An absolute qemu path: some cases run with a PATH that lacks it.
+	NB[0]=$(command -v "${NB[0]}")
+	PATHX=$PATH
+	if [ "$backend" = legacy ]; then
+		fw_legacy_path "$WORK/legacy"
+		PATHX=$WORK/legacy:$PATH
+	fi
+	nb="$target/$what"
+	local be=$backend
+	[ "$be" = legacy ] && be=iptables
+	root=$WORK/root-$target-$what
+	rm -rf "$root"
+	fw_root "$root" "$STATELESS"
+	fw_board_up "$P"
+	fwapply() { box env PATH="$PATHX" "${NB[@]}" --root "$root" firewall apply --backend "$be" "$@"; }
+
+	out=$(fwapply 2>&1) && rc=0 || rc=$?
+	t_eq "$nb: stateless apply exits 0 ($out)" 0 "$rc"
+
+	local port
+	for port in 22 111 139 445 2049 4002 8080; do
+		fw_listen "${P}box" -u "TCP4-LISTEN:$port,fork,reuseaddr" OPEN:/dev/null
+	done
+	fw_listen "${P}box" -u "TCP6-LISTEN:22,fork,reuseaddr,ipv6only=1" OPEN:/dev/null
+	fw_listen "${P}wan" "TCP4-LISTEN:8000,fork,reuseaddr" "SYSTEM:echo pong"
+	fw_listen "${P}wan" "UDP4-RECVFROM:53,fork" "EXEC:cat"
+	sleep 0.5
+	for port in 22 2049 445 139 111 4002; do
+		t_check "$nb: LAN reaches box port $port" connects "${P}lan" "$NETNS_LAN_BOX" "$port"
+	done
+	t_check "$nb: LAN reaches box ssh over IPv6" connects "${P}lan" "[fd00:10::1]" 22 TCP6
+	t_check "$nb: LAN cannot reach port 8080 (not a LAN service)" fails connects "${P}lan" "$NETNS_LAN_BOX" 8080
+	t_check "$nb: WAN cannot open TCP to the box (ssh)" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
+	t_check "$nb: WAN cannot open TCP to the box (nfs)" fails connects "${P}wan" "$NETNS_WAN_BOX" 2049
+	t_check "$nb: WAN cannot open TCP to the box over IPv6" fails connects "${P}wan" "[fd00:51::2]" 22 TCP6
+	t_eq "$nb: box connects out to the WAN and the reply comes back" pong "$(box socat -u TCP4:"$NETNS_WAN_HOST":8000,connect-timeout=2 - 2>&1)"
+	t_eq "$nb: DNS reply (UDP from port 53) comes back" dns-ok "$(echo dns-ok | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>&1)"
+	t_check "$nb: box pings the WAN host (echo-reply passes)" quiet box ping -q -c1 -W2 "$NETNS_WAN_HOST"
+	t_check "$nb: WAN cannot ping the box" fails wan ping -c1 -W1 "$NETNS_WAN_BOX"
+	t_check "$nb: LAN pings the box" quiet lan ping -q -c1 -W2 "$NETNS_LAN_BOX"
+	t_check "$nb: box pings the WAN over IPv6 (ND both ways)" quiet box ping -q -6 -c1 -W2 fd00:51::1
+	t_check "$nb: LAN pings the box over IPv6" quiet lan ping -q -6 -c1 -W2 fd00:10::1
+	FAR=$((FAR + 1))
+	box ping -c2 -W1 -M "do" -s 1400 "203.0.113.$FAR" >/dev/null 2>&1 || true
+	t_has "$nb: ICMP fragmentation-needed passes (path MTU 1280 learnt)" "mtu 1280" "$(box ip route get "203.0.113.$FAR")"
+	t_eq "$nb: stateless: no conntrack entry after the traffic" 0 "$(box conntrack -L 2>/dev/null | wc -l)"
+	t_eq "$nb: stateless: nf_conntrack_count is 0" 0 "$(box cat /proc/sys/net/netfilter/nf_conntrack_count 2>/dev/null || echo 0)"
+	fw_stop_listeners
+
+	# Rollback: the stateful rules are not confirmed; the stateless ones come back.
+	before=$(snapshot "$be")
+	fw_root "$root" "$STATEFUL"
+	out=$(fwapply --confirm 2 2>&1) && rc=0 || rc=$?
+	t_eq "$nb: unconfirmed apply exits 1" 1 "$rc"
+	t_has "$nb: unconfirmed apply says so" "not confirmed within 2 s: the previous rule set is back" "$out"
+	after=$(snapshot "$be")
+	t_check "$nb: the previous rule set is back after the rollback" test "$before" = "$after"
+	# Confirmed in time: the stateful rules stay.
+	(sleep 1 && box "${NB[@]}" --root "$root" firewall confirm >/dev/null) &
+	out=$(fwapply --confirm 5 2>&1) && rc=0 || rc=$?
+	wait
+	t_eq "$nb: confirmed apply exits 0 ($(echo "$out" | tail -1))" 0 "$rc"
+	t_check "$nb: the confirmed rule set stays" differs "$(snapshot "$be")" "$before"
+
+	# Stateful: WAN flows tracked, LAN flows notrack.
+	fw_listen "${P}wan" "TCP4-LISTEN:8000,fork,reuseaddr" "SYSTEM:echo pong"
+	fw_listen "${P}box" -u "TCP4-LISTEN:2049,fork,reuseaddr" OPEN:/dev/null
+	sleep 0.3
+	box conntrack -F >/dev/null 2>&1 || true
+	t_eq "$nb: stateful: box connects out" pong "$(box socat -u TCP4:"$NETNS_WAN_HOST":8000,connect-timeout=2 - 2>&1)"
+	t_check "$nb: stateful: LAN reaches nfs" connects "${P}lan" "$NETNS_LAN_BOX" 2049
+	t_check "$nb: stateful: WAN cannot open TCP" fails connects "${P}wan" "$NETNS_WAN_BOX" 2049
+	t_has "$nb: stateful: the WAN flow is tracked" "dst=$NETNS_WAN_HOST" "$(box conntrack -L 2>/dev/null)"
+	t_eq "$nb: stateful: no LAN flow is tracked" 0 "$(box conntrack -L 2>/dev/null | grep -c "$NETNS_LAN_HOST" || true)"
+	fw_stop_listeners
+
+	if [ "$backend" = nftables ]; then
+		# No nft on PATH: a clear error, and the loaded rules stay as they are.
+		before=$(snapshot nftables)
+		mkdir -p "$WORK/empty"
+		out=$(box env PATH="$WORK/empty" "${NB[@]}" --root "$root" firewall apply --backend nftables 2>&1) && rc=0 || rc=$?
+		t_eq "$nb: missing nft exits 1" 1 "$rc"
+		t_has "$nb: missing nft is named" "\`nft\` is not on PATH: nothing was loaded; the previous rule set is kept" "$out"
+		t_check "$nb: missing nft keeps the previous rule set" test "$before" = "$(snapshot nftables)"
+		# Fault injection: an nft that rejects any rule set with a WAN chain
+		# (as a kernel lacking an expression would). The real fallback loads.
+		out=$(box env PATH="$TOP/tests/firewall/inject:$PATH" "${NB[@]}" --root "$root" firewall apply --backend nftables 2>&1) && rc=0 || rc=$?
+		t_eq "$nb: rejected rule set exits 1" 1 "$rc"
+		t_has "$nb: nft's complaint is reported" "nft rejected the rule set: /dev/stdin:" "$out"
+		t_has "$nb: the fallback is loaded" "loaded the fallback rule set instead (nftables: loopback and LAN only)" "$out"
+		t_has "$nb: the fallback accepts the LAN" 'iifname "eth1" accept' "$(snapshot nftables)"
+		fw_listen "${P}box" -u "TCP4-LISTEN:22,fork,reuseaddr" OPEN:/dev/null
+		sleep 0.3
+		t_check "$nb: fallback: LAN reaches ssh" connects "${P}lan" "$NETNS_LAN_BOX" 22
+		t_check "$nb: fallback: WAN cannot" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
+		fw_stop_listeners
+	fi
+
+	# A reload (and a new conntrack table) keeps an established LAN session.
+	session_open 9000
+	session_send one
+	t_check "$nb: LAN session carries data" session_got one
+	out=$(fwapply 2>&1) || true
+	box conntrack -F >/dev/null 2>&1 || true
+	session_send two
+	t_check "$nb: the LAN session survives a reload and a conntrack flush" session_got two
+	session_close
+
+	fw_board_down "$P"
+}
+
+for target in "${TARGETS[@]}"; do
+	read -ra NBT <<<"$(nasboot_for "$target")"
+	if [ ! -x "${NBT[-1]}" ]; then
+		t_fail "$target: no binary at ${NBT[-1]} (run scripts/build, or set NASBOOT_DIST)"
+		continue
+	fi
+	for backend in nftables iptables legacy; do
+		run_case "$target" "$backend" "$backend"
+	done
+done
+
+# lock-down (a profile that cannot be read): nothing reaches the box, the
+# box's own connections still work.
+read -ra NB <<<"$(nasboot_for host)"
+fw_legacy_path "$WORK/legacy"
+for backend in nftables iptables; do
+	fw_board_up "$P"
+	if [ "$backend" = iptables ]; then
+		out=$(box env PATH="$WORK/legacy" "${NB[@]}" firewall lock-down 2>&1) && rc=0 || rc=$?
+		expect="firewall: locked down (iptables)"
+	else
+		out=$(box "${NB[@]}" firewall lock-down 2>&1) && rc=0 || rc=$?
+		expect="firewall: locked down (nftables)"
+	fi
+	t_eq "lock-down/$backend: exits 0" 0 "$rc"
+	t_has "lock-down/$backend: says which backend" "$expect" "$out"
+	fw_listen "${P}box" -u "TCP4-LISTEN:22,fork,reuseaddr" OPEN:/dev/null
+	fw_listen "${P}wan" "TCP4-LISTEN:8000,fork,reuseaddr" "SYSTEM:echo pong"
+	sleep 0.3
+	t_check "lock-down/$backend: LAN cannot reach ssh" fails connects "${P}lan" "$NETNS_LAN_BOX" 22
+	t_check "lock-down/$backend: WAN cannot reach ssh" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
+	t_eq "lock-down/$backend: the box's own connection works" pong "$(box socat -u TCP4:"$NETNS_WAN_HOST":8000,connect-timeout=2 - 2>&1)"
+	t_check "lock-down/$backend: IPv6 neighbour discovery works" quiet box ping -q -6 -c1 -W2 fd00:51::1
+	fw_board_down "$P"
+done
+
+# The anchor: the Bubba 2's rules cut an established LAN session once the
+# conntrack table is new (its firewall restart reloads the modules; a flush
+# stands in for that here).
+fw_board_up "$P"
+box iptables-restore <"$TOP/tests/firewall/bubba2-firewall.conf"
+session_open 9001
+session_send one
+t_check "anchor: LAN session carries data under the Bubba rules" session_got one
+t_check "anchor: the Bubba rules track LAN traffic (conntrack entries exist)" positive "$(ct_count)"
+box conntrack -F >/dev/null 2>&1 || true
+session_send two
+t_check "anchor: the Bubba rules cut the LAN session after a conntrack flush" fails session_got two
+session_close
+fw_board_down "$P"
+
+t_done
