@@ -85,7 +85,7 @@ sb_enter() {
 		exit 1
 	fi
 	if [ -z "${SB_IN_NS:-}" ]; then
-		sb_apt util-linux iproute2 procps
+		sb_apt util-linux iproute2 procps nftables
 		SB_IN_NS=1 exec unshare --mount --propagation private -- bash "$0" "$@"
 	fi
 	mount -t tmpfs -o mode=0755 nasboot-sandbox-run /run
@@ -327,7 +327,9 @@ sb_bad_input() {
 	set -e
 	t_check "$name: start with a broken profile fails (status $st)" test "$st" -ne 0
 	t_has "$name: the error names file:line:column and key" "/etc/nasboot.toml:4:11: firewall.profile:" "$out"
-	t_has "$name: the fallback firewall is tried" "fallback firewall" "$out"
+	t_has "$name: the fallback firewall is applied" "applied the built-in fallback firewall" "$out"
+	t_check "$name: the board's namespace is locked down (nft: input policy drop)" sb_locked_down
+	ip netns exec "${SB_NS}box" nft flush ruleset
 	t_eq "$name: no daemon was started" "" "$(sb_pids_of "$bin")"
 	t_eq "$name: the watchdog was left closed" "$size" "$(sb_wd_size)"
 
@@ -340,6 +342,16 @@ sb_bad_input() {
 	t_has "$name: it says the profile cannot be read" "/etc/nasboot.toml: cannot read the profile" "$out"
 	t_eq "$name: no daemon without a profile" "" "$(sb_pids_of "$bin")"
 	sb_profile 512
+}
+
+# Is the board namespace under nasboot's lock-down rule set (nftables)?
+sb_locked_down() {
+	local rs
+	rs=$(ip netns exec "${SB_NS}box" nft list table inet nasboot 2>/dev/null) || return 1
+	case $rs in
+	*"hook input priority filter; policy drop;"*) return 0 ;;
+	*) return 1 ;;
+	esac
 }
 
 # The absolute path of the host binary.
