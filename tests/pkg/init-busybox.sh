@@ -48,6 +48,7 @@ EOF2
 
 run=(ip netns exec "${SB_NS}box" env -i "PATH=$bb" "$bb/sh" "$script")
 sb_lifecycle busybox /var/run/nasboot.pid "" "${run[@]}"
+sb_no_watchdog busybox /var/run/nasboot.pid "" "${run[@]}"
 
 set +e
 out=$("${run[@]}" frobnicate 2>&1)

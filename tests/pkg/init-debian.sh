@@ -72,6 +72,8 @@ EOF2
 
 sb_lifecycle debian /run/nasboot.pid "$SB/nasboot.log" \
 	ip netns exec "${SB_NS}box" /bin/sh "$script"
+sb_no_watchdog debian /run/nasboot.pid "$SB/nasboot.log" \
+	ip netns exec "${SB_NS}box" /bin/sh "$script"
 
 # restart: a new daemon, the old one gone.
 if [ "$SB_DEVICE" = yes ]; then

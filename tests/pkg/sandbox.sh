@@ -354,6 +354,26 @@ sb_locked_down() {
 	esac
 }
 
+# sb_no_watchdog NAME PIDFILE LOG RUN...: a profile without [watchdog]:
+# `run` would only apply and exit, so start applies and starts no daemon.
+sb_no_watchdog() {
+	local name=$1 pidfile=$2
+	shift 3
+	local run=("$@") bin out st
+	bin=$(nasboot_bin)
+	printf '[board]\nname = "sandbox"\n[firewall]\nprofile = "off"\n[sysctl]\nset = { "net.core.somaxconn" = "700" }\n' >"$SB/root/etc/nasboot.toml"
+	set +e
+	out=$("${run[@]}" start 2>&1)
+	st=$?
+	set -e
+	t_eq "$name: no [watchdog]: start exits 0 ($out)" 0 "$st"
+	t_has "$name: no [watchdog]: it says there is no daemon" "no [watchdog] in the profile, so no daemon" "$out"
+	t_eq "$name: no [watchdog]: the profile was applied" 700 "$(cat "$SB/root/proc/sys/net/core/somaxconn")"
+	t_check "$name: no [watchdog]: no pidfile" test ! -e "$pidfile"
+	t_eq "$name: no [watchdog]: no daemon" "" "$(sb_pids_of "$bin")"
+	sb_profile 512
+}
+
 # The absolute path of the host binary.
 nasboot_bin() {
 	local nb
