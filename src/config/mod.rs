@@ -9,6 +9,7 @@
 pub mod firewall;
 pub mod net;
 pub mod nfs;
+mod path;
 pub mod system;
 pub mod types;
 pub mod validate;
@@ -141,14 +142,13 @@ pub fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
         let key = span.clone().map_or_else(|| "(top level)".to_string(), |s| src.key_on_line(s.start));
         src.error(span, &key, first_line(e.message()))
     })?;
-    let profile: Profile = serde_path_to_error::deserialize(de).map_err(|e| {
-        // Spanned<T> shows up in the path as a private field; drop it.
-        let path = e.path().to_string().replace(".$__serde_spanned_private_value", "");
-        let inner = e.into_inner();
+    let profile = Profile::deserialize(de).map_err(|inner| {
         let message = first_line(inner.message());
-        let at_top = path == "." || path.is_empty();
         // A missing field is reported at its table; name the field itself.
         let missing = message.strip_prefix("missing field `").and_then(|r| r.split('`').next());
+        // The key path, from the span toml gave the error (see path.rs).
+        let path = inner.span().map_or_else(String::new, |s| path::key_at(src.text, &s, &message));
+        let at_top = path.is_empty();
         let key = match (at_top, missing) {
             (true, Some(field)) => field.to_string(),
             (false, Some(field)) => format!("{path}.{field}"),

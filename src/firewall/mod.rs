@@ -184,6 +184,31 @@ pub struct Observed {
     /// iptables tables already loaded (for cleaning up raw and nat).
     pub left4: Leftovers,
     pub left6: Leftovers,
+    /// With `profile = "off"`: whether any of nasboot's rules are loaded
+    /// (None: could not tell, so the "off" rule set is loaded to be sure).
+    pub ours_loaded: Option<bool>,
+}
+
+/// Whether nasboot's tables (nftables) or chains (iptables) are loaded.
+/// Asked only for `profile = "off"`, so that an "off" board settles:
+/// re-applying then runs no tool at all.
+fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<bool> {
+    let probes: &[(&str, &[&str], &[&str])] = match backend {
+        Backend::Nftables => &[("nft", &["list", "tables"], &["table inet nasboot", "table ip nasboot_nat"])],
+        Backend::Iptables => &[
+            ("iptables-save", &["-t", "filter"], &[":nasboot-"]),
+            ("ip6tables-save", &["-t", "filter"], &[":nasboot-"]),
+        ],
+    };
+    for (program, args, markers) in probes {
+        let cmd = Cmd { program, args, stdin: None, timeout: Duration::from_secs(30) };
+        let out = seams.runner.run(&cmd).ok().filter(|o| o.success())?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if text.lines().any(|l| markers.iter().any(|m| l.trim_start().starts_with(m))) {
+            return Some(true);
+        }
+    }
+    Some(false)
 }
 
 pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
@@ -218,7 +243,12 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
             }
         }
     }
-    Observed { offer, ipv6: seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok(), left4, left6 }
+    let ours_loaded = if p.firewall.profile == crate::config::firewall::Profile::Off {
+        ours_loaded(backend::choose(p.firewall.backend, offer), seams)
+    } else {
+        None
+    };
+    Observed { offer, ipv6: seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok(), left4, left6, ours_loaded }
 }
 
 /// The backend the profile gets on this board.
@@ -233,8 +263,9 @@ pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
         Backend::Nftables => now.offer.nft,
         Backend::Iptables => now.offer.iptables_restore,
     };
-    if m.kind == Kind::Off && !tool_present {
-        // Nothing of nasboot's can be loaded without the tool: nothing to remove.
+    if m.kind == Kind::Off && (!tool_present || now.ours_loaded == Some(false)) {
+        // Nothing of nasboot's is loaded (or can be, without the tool):
+        // nothing to remove.
         return Vec::new();
     }
     let fallback_lan = (m.kind != Kind::Off).then(|| m.lan_ifaces.clone());

@@ -405,3 +405,38 @@ fn explain_reads_nft_and_iptables_messages() {
     assert_eq!(apply::explain(b"x\nError occurred at line: 9\n", text), "x");
     assert_eq!(apply::explain(b"", text), "(no message)");
 }
+
+#[test]
+fn off_settles_once_nasboots_rules_are_gone() {
+    let off = "profile = \"off\"\n";
+    // nftables: our table is loaded, so "off" removes it.
+    let mut b = board();
+    b.runner.answers.push_back(ok("table inet filter\ntable inet nasboot\n"));
+    let p = profile(off);
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, Some(true));
+    assert_eq!(plan(&p, &now).len(), 1);
+    // Only other tools' tables: nothing to do, no tool runs on apply.
+    let mut b = board();
+    b.runner.answers.push_back(ok("table inet filter\n"));
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, Some(false));
+    assert_eq!(plan(&p, &now), Vec::new());
+    // iptables: our chains in the IPv6 table only still count.
+    let p = profile("profile = \"off\"\nbackend = \"iptables\"\n");
+    // (observe first lists nf_tables for iptables-nft's raw and nat tables)
+    let nft_tables = || ok("table ip filter\n");
+    let mut b = board();
+    b.runner.answers.push_back(nft_tables());
+    b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
+    b.runner.answers.push_back(ok("*filter\n:INPUT DROP [0:0]\n:nasboot-wan - [0:0]\nCOMMIT\n"));
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, Some(true));
+    // A probe that fails: cannot tell, so the "off" rule set is loaded.
+    let mut b = board();
+    b.runner.answers.push_back(nft_tables());
+    b.runner.answers.push_back(fail("iptables-save: permission denied"));
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, None);
+    assert_eq!(plan(&p, &now).len(), 1);
+}

@@ -116,19 +116,6 @@ pub struct Observed {
     pub routes: Result<Vec<RouteEntry>, Errno>,
 }
 
-impl Default for IfObserved {
-    fn default() -> Self {
-        IfObserved {
-            name: "lo".parse().expect("valid"),
-            link: None,
-            addrs: Ok(Vec::new()),
-            sysctl: sysctl::Observed::default(),
-            ethtool: tuning::Observed::default(),
-            dhcp: dhcp::Observed::default(),
-        }
-    }
-}
-
 impl Default for Observed {
     fn default() -> Self {
         Observed { links: Vec::new(), ifaces: Vec::new(), routes: Ok(Vec::new()) }
@@ -147,7 +134,14 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
                 None
             }
         };
-        let mut o = IfObserved { name: name.clone(), link: link.clone(), ..IfObserved::default() };
+        let mut o = IfObserved {
+            name: name.clone(),
+            link: link.clone(),
+            addrs: Ok(Vec::new()),
+            sysctl: sysctl::Observed::default(),
+            ethtool: tuning::Observed::default(),
+            dhcp: dhcp::Observed::default(),
+        };
         if let Some(l) = &link {
             o.addrs = seams.netif.addresses(l.index).map_err(|e| Errno::of(&e));
             o.sysctl = sysctl::observe(iface, seams);
@@ -169,11 +163,10 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
 fn plan_all(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    let none = IfObserved::default();
     for iface in &p.interface {
         let name = iface.name.get_ref();
-        let o = now.ifaces.iter().find(|o| &o.name == name).unwrap_or(&none);
-        let Some(state) = &o.link else {
+        let o = now.ifaces.iter().find(|o| &o.name == name);
+        let Some((o, state)) = o.and_then(|o| o.link.as_ref().map(|l| (o, l))) else {
             out.push(Action::Missing { name: name.clone() });
             continue;
         };

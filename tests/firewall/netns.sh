@@ -141,6 +141,8 @@ run_case() {
 	local target=$1 backend=$2 what=$3 nb root out rc before after
 	local -a NB
 	read -ra NB <<<"$(nasboot_for "$target")"
+	# An absolute qemu path: some cases run with a PATH that lacks it.
+	NB[0]=$(command -v "${NB[0]}")
 	PATHX=$PATH
 	if [ "$backend" = legacy ]; then
 		fw_legacy_path "$WORK/legacy"

@@ -140,4 +140,12 @@ case $out in *"/etc/nasboot.toml:4:11: firewall.profile:"*) ok "the error names 
 case $out in *"fallback firewall"*) ok "the fallback firewall is tried" ;; *) fail "the fallback firewall is tried ($out)" ;; esac
 check "no daemon was started" [ ! -e $P ]
 check "the watchdog was left closed" [ "$(cat $wd/state)" = inactive ]
+# A profile without [watchdog]: applied at start, no daemon.
+printf '[board]\nname = "t"\n[firewall]\nprofile = "off"\n' >"$cfg"
+out=$(sh $S start 2>&1)
+rc=$?
+check "no [watchdog]: start exits 0 ($out)" [ "$rc" -eq 0 ]
+case $out in *"no [watchdog] in the profile, so no daemon"*) ok "no [watchdog]: it says there is no daemon" ;; *) fail "no [watchdog]: it says there is no daemon ($out)" ;; esac
+check "no [watchdog]: no pidfile" [ ! -e $P ]
+check "no [watchdog]: softdog left closed" [ "$(cat $wd/state)" = inactive ]
 echo "pkgtest: done"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Buildroot/BusyBox init script, buildroot/package/nasboot/S35nasboot,
-# run for real under BusyBox's own sh and start-stop-daemon (busybox-static,
-# PATH = a directory of BusyBox applet links only, empty environment, as
-# BusyBox init runs it): start, status, reload (SIGHUP), stop (magic
+# run for real under BusyBox's own sh and start-stop-daemon (busybox-static;
+# PATH = a directory of BusyBox applet links, and nft, only; an empty
+# environment, as BusyBox init runs it): start, status, reload (SIGHUP), stop (magic
 # close), a second start, a broken or missing profile at boot. The daemon
 # runs in a board-shaped network namespace with every path under a private
 # --root (tests/pkg/sandbox.sh). Needs root.
@@ -30,6 +30,9 @@ busybox=$(command -v busybox)
 for applet in $("$busybox" --list); do
 	ln -s "$busybox" "$bb/$applet"
 done
+# and nft, as an image with Buildroot's nftables package has it, for the
+# fallback firewall.
+ln -s "$(command -v nft)" "$bb/nft"
 t_eq "busybox: the init sh is BusyBox's" "$busybox" "$(readlink "$bb/sh")"
 t_eq "busybox: start-stop-daemon is BusyBox's" "$busybox" "$(readlink "$bb/start-stop-daemon")"
 
@@ -45,6 +48,7 @@ EOF2
 
 run=(ip netns exec "${SB_NS}box" env -i "PATH=$bb" "$bb/sh" "$script")
 sb_lifecycle busybox /var/run/nasboot.pid "" "${run[@]}"
+sb_no_watchdog busybox /var/run/nasboot.pid "" "${run[@]}"
 
 set +e
 out=$("${run[@]}" frobnicate 2>&1)

@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/sandbox.sh"
 
 sb_enter "$@"
-sb_apt dash sysvinit-utils dpkg
+sb_apt dash sysvinit-utils dpkg insserv
 bin=$(nasboot_bin)
 if [ ! -x "$bin" ]; then
 	t_fail "no host binary at $bin (run scripts/build host)"
@@ -33,6 +33,37 @@ case $hdr in
 esac
 t_has "LSB header: Default-Stop 0 1 6" "# Default-Stop:      0 1 6" "$hdr"
 
+# insserv's own ordering, in a scratch /etc with stand-ins for the scripts
+# networking depends on (headers as Debian's ifupdown and initscripts).
+ins=$SB/insserv
+mkdir -p "$ins/etc/init.d"
+for r in S 0 1 2 3 4 5 6; do mkdir -p "$ins/etc/rc$r.d"; done
+cp "$script" "$ins/etc/init.d/nasboot"
+lsb() {
+	printf '#!/bin/sh\n### BEGIN INIT INFO\n# Provides:          %s\n# Required-Start:    %s\n# Required-Stop:     %s\n# Default-Start:     S\n# Default-Stop:      %s\n### END INIT INFO\n' "$2" "$3" "$4" "$5" >"$ins/etc/init.d/$1"
+	chmod +x "$ins/etc/init.d/$1"
+}
+lsb mountkernfs.sh mountkernfs "" "" ""
+lsb urandom.sh urandom "\$local_fs" "\$local_fs" "0 6"
+lsb mountall.sh "mountall" "" "" ""
+lsb networking "networking ifupdown" "mountkernfs \$local_fs urandom" "\$local_fs" "0 6"
+if (cd "$ins/etc/init.d" && insserv -p "$ins/etc/init.d" -c /etc/insserv.conf -i "$ins" \
+	mountkernfs.sh mountall.sh urandom.sh networking nasboot) >"$ins/log" 2>&1; then
+	t_ok "insserv accepts the header"
+else
+	t_fail "insserv accepts the header: $(cat "$ins/log")"
+fi
+seq_of() { find "$ins/etc/rc$1.d" -name "$2[0-9][0-9]$3" -printf '%f\n' | sed -n "s/^$2\([0-9]*\).*/\1/p"; }
+n=$(seq_of S S nasboot)
+w=$(seq_of S S networking)
+m=$(seq_of S S mountall.sh)
+t_check "insserv: nasboot in rcS (S$n)" test -n "$n"
+t_check "insserv: nasboot after mountall (\$local_fs: S$m < S$n)" test "${m:-99}" -lt "${n:-0}"
+t_check "insserv: nasboot before networking (S$n < S$w)" test "${n:-99}" -lt "${w:-0}"
+for r in 0 1 6; do
+	t_check "insserv: nasboot stopped in runlevel $r" test -n "$(seq_of "$r" K nasboot)"
+done
+
 cat >/etc/default/nasboot <<EOF2
 DAEMON=$bin
 NASBOOT_OPTS="--root $SB/root"
@@ -40,6 +71,8 @@ NASBOOT_LOG=$SB/nasboot.log
 EOF2
 
 sb_lifecycle debian /run/nasboot.pid "$SB/nasboot.log" \
+	ip netns exec "${SB_NS}box" /bin/sh "$script"
+sb_no_watchdog debian /run/nasboot.pid "$SB/nasboot.log" \
 	ip netns exec "${SB_NS}box" /bin/sh "$script"
 
 # restart: a new daemon, the old one gone.

@@ -85,7 +85,7 @@ sb_enter() {
 		exit 1
 	fi
 	if [ -z "${SB_IN_NS:-}" ]; then
-		sb_apt util-linux iproute2 procps
+		sb_apt util-linux iproute2 procps nftables
 		SB_IN_NS=1 exec unshare --mount --propagation private -- bash "$0" "$@"
 	fi
 	mount -t tmpfs -o mode=0755 nasboot-sandbox-run /run
@@ -118,6 +118,10 @@ sb_setup() {
 	mount --bind "$SB/default" /etc/default
 	: >"$SB/root/dev/watchdog0"
 	echo 128 >"$SB/root/proc/sys/net/core/somaxconn"
+	# One boot: the watchdog's reset history counts boots by boot_id, and
+	# every start here runs both `apply` and `run`.
+	mkdir -p "$SB/root/proc/sys/kernel/random"
+	echo 5a0d6b0e-0000-4000-8000-5a0d6b0e0000 >"$SB/root/proc/sys/kernel/random/boot_id"
 	sb_profile 512
 	# shellcheck source=scripts/lib/netns.sh
 	. "$T_TOP/scripts/lib/netns.sh"
@@ -323,7 +327,9 @@ sb_bad_input() {
 	set -e
 	t_check "$name: start with a broken profile fails (status $st)" test "$st" -ne 0
 	t_has "$name: the error names file:line:column and key" "/etc/nasboot.toml:4:11: firewall.profile:" "$out"
-	t_has "$name: the fallback firewall is tried" "fallback firewall" "$out"
+	t_has "$name: the fallback firewall is applied" "applied the built-in fallback firewall" "$out"
+	t_check "$name: the board's namespace is locked down (nft: input policy drop)" sb_locked_down
+	ip netns exec "${SB_NS}box" nft flush ruleset
 	t_eq "$name: no daemon was started" "" "$(sb_pids_of "$bin")"
 	t_eq "$name: the watchdog was left closed" "$size" "$(sb_wd_size)"
 
@@ -335,6 +341,36 @@ sb_bad_input() {
 	t_check "$name: start without a profile fails (status $st)" test "$st" -ne 0
 	t_has "$name: it says the profile cannot be read" "/etc/nasboot.toml: cannot read the profile" "$out"
 	t_eq "$name: no daemon without a profile" "" "$(sb_pids_of "$bin")"
+	sb_profile 512
+}
+
+# Is the board namespace under nasboot's lock-down rule set (nftables)?
+sb_locked_down() {
+	local rs
+	rs=$(ip netns exec "${SB_NS}box" nft list table inet nasboot 2>/dev/null) || return 1
+	case $rs in
+	*"hook input priority filter; policy drop;"*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+# sb_no_watchdog NAME PIDFILE LOG RUN...: a profile without [watchdog]:
+# `run` would only apply and exit, so start applies and starts no daemon.
+sb_no_watchdog() {
+	local name=$1 pidfile=$2
+	shift 3
+	local run=("$@") bin out st
+	bin=$(nasboot_bin)
+	printf '[board]\nname = "sandbox"\n[firewall]\nprofile = "off"\n[sysctl]\nset = { "net.core.somaxconn" = "700" }\n' >"$SB/root/etc/nasboot.toml"
+	set +e
+	out=$("${run[@]}" start 2>&1)
+	st=$?
+	set -e
+	t_eq "$name: no [watchdog]: start exits 0 ($out)" 0 "$st"
+	t_has "$name: no [watchdog]: it says there is no daemon" "no [watchdog] in the profile, so no daemon" "$out"
+	t_eq "$name: no [watchdog]: the profile was applied" 700 "$(cat "$SB/root/proc/sys/net/core/somaxconn")"
+	t_check "$name: no [watchdog]: no pidfile" test ! -e "$pidfile"
+	t_eq "$name: no [watchdog]: no daemon" "" "$(sb_pids_of "$bin")"
 	sb_profile 512
 }
 
