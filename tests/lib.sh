@@ -39,6 +39,20 @@ t_has() {
 	esac
 }
 
+# t_need PKG...: install the Debian packages that are missing (an apt-get
+# update first on a machine that has no package lists yet).
+t_need() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+	done
+	[ "${#missing[@]}" -eq 0 ] && return 0
+	if ! compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; then
+		apt-get update -q
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}
+
 t_done() {
 	printf '%s: %d passed, %d failed\n' "${0##*/}" "$T_PASS" "$T_FAIL"
 	[ "$T_FAIL" -eq 0 ]

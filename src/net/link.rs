@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use super::on_off;
 use crate::apply::StepError;
 use crate::config::net::Interface;
 use crate::config::types::{IfName, MacAddr};
@@ -19,14 +20,6 @@ pub enum Action {
     TxQueueLen { name: IfName, from: u32, to: u32 },
     Mac { name: IfName, from: MacAddr, to: MacAddr },
     Promisc { name: IfName, on: bool },
-}
-
-fn on_off(b: bool) -> &'static str {
-    if b {
-        "on"
-    } else {
-        "off"
-    }
 }
 
 impl fmt::Display for Action {

@@ -221,3 +221,12 @@ pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
         Action::Dhcp(a) => dhcp::apply(a, seams),
     }
 }
+
+/// "on" or "off", for plans and messages about boolean knobs.
+pub(crate) fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}

@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 
 use super::ethtool::{self, LinkMode, Offload, Pause, Rings};
-use super::Errno;
+use super::{on_off, Errno};
 use crate::apply::StepError;
 use crate::config::net::{Duplex, Ethtool, Interface};
 use crate::config::types::IfName;
@@ -22,14 +22,6 @@ pub enum Action {
     Coalesce { name: IfName, rx_usecs: Option<u32>, tx_usecs: Option<u32>, from: Option<(u32, u32)> },
     Pause { name: IfName, to: Pause, from: Option<Pause> },
     LinkMode { name: IfName, speed: Option<u32>, duplex: Option<Duplex>, autoneg: Option<bool>, from: Option<LinkMode> },
-}
-
-fn on_off(b: bool) -> &'static str {
-    if b {
-        "on"
-    } else {
-        "off"
-    }
 }
 
 impl fmt::Display for Action {

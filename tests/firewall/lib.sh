@@ -21,13 +21,7 @@
 FW_PIDS=()
 
 fw_packages() {
-	local want=(iproute2 nftables iptables conntrack socat iputils-ping iperf3 ethtool) missing=() p
-	for p in "${want[@]}"; do
-		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
-	fi
+	t_need iproute2 nftables iptables conntrack socat iputils-ping iperf3 ethtool
 }
 
 fw_board_up() {

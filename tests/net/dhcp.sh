@@ -18,13 +18,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "dhcp.sh: needs root (network namespaces)" >&2
 	exit 1
 fi
-need=()
-for p in iproute2 busybox-static util-linux; do
-	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
-if [ "${#need[@]}" -gt 0 ]; then
-	apt-get install -y --no-install-recommends "${need[@]}"
-fi
+t_need iproute2 busybox-static util-linux
 
 read -ra nb <<<"$(nasboot_for host)"
 if [ ! -x "${nb[-1]}" ]; then

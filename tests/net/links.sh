@@ -32,13 +32,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "links.sh: needs root (network namespaces)" >&2
 	exit 1
 fi
-need=()
-for p in iproute2 ethtool jq iputils-ping qemu-user; do
-	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
-if [ "${#need[@]}" -gt 0 ]; then
-	apt-get install -y --no-install-recommends "${need[@]}"
-fi
+t_need iproute2 ethtool jq iputils-ping qemu-user
 
 targets=${NASBOOT_TARGETS:-host powerpc-unknown-linux-gnu mips-unknown-linux-gnu sparc64-unknown-linux-gnu}
 P=tnl

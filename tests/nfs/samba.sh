@@ -12,16 +12,7 @@ set -eu
 # shellcheck source=../lib.sh
 . "$(cd "$(dirname "$0")/.." && pwd)/lib.sh"
 
-need() {
-	local missing=()
-	for p in "$@"; do
-		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-	done
-	if [ "${#missing[@]}" -gt 0 ]; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
-	fi
-}
-need samba-common-bin iproute2 util-linux
+t_need samba-common-bin iproute2 util-linux
 
 read -ra NB <<<"$(nasboot_for host)"
 if [ ! -x "${NB[0]}" ]; then

@@ -68,15 +68,7 @@ sb_probe() {
 }
 
 sb_apt() {
-	local missing=() p
-	for p in "$@"; do
-		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-	done
-	[ "${#missing[@]}" -eq 0 ] && return 0
-	if ! compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; then
-		apt-get update -q
-	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+	t_need "$@"
 }
 
 sb_enter() {
