@@ -132,7 +132,7 @@ mod tests {
         assert!(out.contains("-A INPUT -i eth1 -j ACCEPT\n"), "{out}");
         assert_eq!(b.effects(), ["run nft list tables"], "observing only");
         let (_, out, _) = run_on(&mut b, &["firewall", "render"]);
-        assert!(out.contains("iifname vmap { \"eth1\" : accept, \"eth0\" : jump wan }"), "{out}");
+        assert!(out.contains("iifname \"eth1\" accept\n\t\tiif lo accept\n\t\tiifname vmap { \"eth0\" : jump wan }"), "{out}");
     }
 
     #[test]
@@ -140,7 +140,7 @@ mod tests {
         let mut b = board(PROFILE);
         let (status, out, err) = run_on(&mut b, &["firewall", "apply"]);
         assert_eq!(status, Status::Ok, "{err}");
-        assert_eq!(out, "firewall: load the nftables rule set (27 lines): ok\n");
+        assert_eq!(out, "firewall: load the nftables rule set (28 lines): ok\n");
         assert_eq!(b.effects(), ["run nft -c -f -", "run nft -f -"]);
     }
 

@@ -8,9 +8,11 @@
 //!   `ct`/`state` match, no NAT, no helper, so on Linux 4.10 and newer the
 //!   namespace never pays for conntrack (it is switched on lazily), and on
 //!   older kernels it pays only if someone else loads the module. The input
-//!   chain (policy drop) accepts loopback and dispatches on the input
-//!   interface with one verdict map: a LAN packet costs one rule and one map
-//!   lookup (`iifname vmap { "eth1" : accept, "eth0" : jump wan }`).
+//!   chain (policy drop) accepts a LAN open to everything with one compare
+//!   rule first (`iifname "eth1" accept`: one rule, no set lookup, which is
+//!   an indirect call per packet), then loopback, then dispatches the other
+//!   zones on the input interface with one verdict map
+//!   (`iifname vmap { "eth0" : jump wan }`).
 //!   - LAN: everything, or the listed services (named port sets), the LAN's
 //!     pings, and the same reply rules as the WAN.
 //!   - WAN: the listed WAN services; TCP SYN without ACK dropped (no new

@@ -10,10 +10,10 @@
 //! names, read the file too.
 //!
 //! Shape (see `firewall/mod.rs` for the reasons): an input chain with
-//! policy drop that accepts loopback and dispatches on the input interface
-//! with one verdict map, so a LAN packet costs one rule and one map
-//! lookup; per-zone chains with named port sets; no `ct` expression, no
-//! NAT and no helper in the stateless profile.
+//! policy drop; a LAN open to everything accepted by one compare rule
+//! first (no set lookup); loopback; one verdict map on the input interface
+//! for the other zones; per-zone chains with named port sets; no `ct`
+//! expression, no NAT and no helper in the stateless profile.
 
 use std::fmt::{self, Write};
 
@@ -117,11 +117,17 @@ pub fn render(m: &Model, out: &mut String) -> fmt::Result {
             out.push_str(" notrack\n\t}\n");
         }
         base_chain(out, "input", "input", 0, "drop")?;
+        if m.lan.all {
+            for name in &m.lan_ifaces {
+                writeln!(out, "\t\tiifname \"{name}\" accept")?;
+            }
+        }
         out.push_str("\t\tiif lo accept\n");
         let lan_verdict = if m.lan.all { "accept" } else { "jump lan" };
-        if !m.lan_ifaces.is_empty() || !m.wan_ifaces.is_empty() {
+        let lan_in_map = if m.lan.all { &m.lan_ifaces[..0] } else { &m.lan_ifaces[..] };
+        if !lan_in_map.is_empty() || !m.wan_ifaces.is_empty() {
             out.push_str("\t\tiifname vmap { ");
-            let lan = m.lan_ifaces.iter().map(|n| (n, lan_verdict));
+            let lan = lan_in_map.iter().map(|n| (n, lan_verdict));
             let wan = m.wan_ifaces.iter().map(|n| (n, "jump wan"));
             for (i, (name, verdict)) in lan.chain(wan).enumerate() {
                 if i > 0 {

@@ -123,12 +123,15 @@ fn stateless_never_engages_conntrack() {
 }
 
 #[test]
-fn a_lan_packet_costs_one_rule_and_one_map_lookup() {
+fn a_lan_packet_costs_one_rule() {
+    // A LAN open to everything is one compare rule ahead of the map: no
+    // set lookup at all (the lookup is an indirect call per packet; the
+    // plain compare measured 81% -> 90% of no-rules throughput).
     let m = model::from_profile(&profile(""));
     let text = render(&m, Backend::Nftables, &observed()).text;
     let input = text.split("chain input {").nth(1).unwrap().split("\n\t}").next().unwrap();
     let rules: Vec<&str> = input.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("type ")).collect();
-    assert_eq!(rules, ["iif lo accept", "iifname vmap { \"eth1\" : accept, \"eth0\" : jump wan }"], "{input}");
+    assert_eq!(rules, ["iifname \"eth1\" accept", "iif lo accept", "iifname vmap { \"eth0\" : jump wan }"], "{input}");
     let text = render(&m, Backend::Iptables, &observed()).text;
     let first = text.lines().find(|l| l.starts_with("-A INPUT")).unwrap();
     assert_eq!(first, "-A INPUT -i eth1 -j ACCEPT");
