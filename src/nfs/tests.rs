@@ -479,3 +479,21 @@ fn plan_shows_the_sizing() {
     assert!(out.contains("--- /etc/exports ---"), "{out}");
     assert_eq!(b.effects(), Vec::<String>::new());
 }
+
+#[test]
+fn exports_d_creates_an_empty_exports_only_when_absent() {
+    let profile = format!("{BOARD}{SLOW}");
+    let mut b = board(&profile, None);
+    let (status, _, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    let effects = b.effects();
+    assert_eq!(&effects[..3], ["replace /etc/exports", "replace /etc/exports.d/nasboot.exports", "run exportfs -ra"]);
+    assert!(text_of(&b, "/etc/exports").starts_with("# The board's own exports."));
+    assert_eq!(text_of(&b, "/etc/exports.d/nasboot.exports"), include_str!("../../tests/golden/nfs/exports.d.slow-cpu"));
+    // The owner's table is never rewritten.
+    let mut b = board(&profile, None);
+    b.files.files.insert("/etc/exports".into(), b"/home *(ro)\n".to_vec());
+    run_on(&mut b, &["apply"]);
+    assert_eq!(text_of(&b, "/etc/exports"), "/home *(ro)\n");
+    assert!(!b.effects().contains(&"replace /etc/exports".to_string()));
+}

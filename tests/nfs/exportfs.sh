@@ -240,5 +240,21 @@ t_has "missing path: the key" "$S5/missing.toml:6:8: nfs.export[0].path: $SRV/no
 t_eq "bad input: the old table is intact" "/old *(ro,sync,no_subtree_check)" "$(cat "$S5/exports")"
 t_check "bad input: exportfs did not run" bash -c "! grep -q etab '$S5/lib'"
 
+# --- 6. exports.d on a board without /etc/exports -------------------------------
+S6=$W/s6
+mkdir -p "$S6"
+cp "$S2/p.toml" "$S6/p.toml"
+sandbox "$S6" 1m '
+	rm -f /etc/exports
+	set +e
+	$NB -c "$D/p.toml" apply >"$D/apply.out" 2>"$D/apply.err"
+	echo $? >"$D/apply.rc"
+	cp /etc/exports "$D/exports"
+	exportfs -v >"$D/v.out" 2>&1
+'
+t_eq "no /etc/exports: apply exits 0" 0 "$(cat "$S6/apply.rc")"
+t_has "no /etc/exports: a commented one is created" "# The board's own exports." "$(cat "$S6/exports")"
+t_has "no /etc/exports: the drop-in is loaded" "$SRV/v6" "$(cat "$S6/v.out")"
+
 t_check "the machine's own /etc/exports was not touched" test ! -e /etc/exports.nasboot-tmp
 t_done
