@@ -27,6 +27,11 @@ fn main() -> ExitCode {
     };
     let _ = simple_logger::SimpleLogger::new().with_level(level).init();
 
+    if cli.confirm.is_some() && !cli.dry_run {
+        // `firewall apply --confirm` must outlive a dropped SSH session to
+        // roll back (firewall::apply).
+        nasboot::firewall::apply::ignore_hangup();
+    }
     let root = Root::new(cli.root.clone());
     let stdout = io::stdout();
     let stderr = io::stderr();

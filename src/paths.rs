@@ -27,6 +27,16 @@ pub const RUN_DIR: &str = "/run/nasboot";
 pub const WATCHDOG_DEVICES: [&str; 2] = ["/dev/watchdog0", "/dev/watchdog"];
 /// The watchdog class in sysfs (min/max timeout on newer kernels).
 pub const SYS_CLASS_WATCHDOG: &str = "/sys/class/watchdog";
+/// The kernel's loaded iptables tables (one name a line).
+pub const IP_TABLES_NAMES: &str = "/proc/net/ip_tables_names";
+pub const IP6_TABLES_NAMES: &str = "/proc/net/ip6_tables_names";
+/// `firewall apply --confirm`: the rule set to roll back to.
+pub const FIREWALL_PREVIOUS: &str = "/run/nasboot/firewall.previous";
+/// `firewall apply --confirm`: the token of the apply waiting for a confirm
+/// (empty when none waits).
+pub const FIREWALL_PENDING: &str = "/run/nasboot/firewall.pending";
+/// `firewall confirm` writes the waiting token here.
+pub const FIREWALL_CONFIRM: &str = "/run/nasboot/firewall.confirm";
 /// nfs-utils' drop-in directory (nfs-utils 2.5 and later read it after
 /// NFS_CONF; later values win).
 pub const NFS_CONF_D: &str = "/etc/nfs.conf.d";

@@ -82,5 +82,12 @@ pub fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Loaded,
         let _ = writeln!(io.err, "nasboot: --strict: {} warning(s) count as errors", loaded.warnings.len());
         return Err(Status::Usage);
     }
+    // `--backend` wins over `[firewall] backend`.
+    if let Some(b) = cli.backend {
+        loaded.profile.firewall.backend = match b {
+            crate::cli::BackendArg::Nftables => config::firewall::Backend::Nftables,
+            crate::cli::BackendArg::Iptables => config::firewall::Backend::Iptables,
+        };
+    }
     Ok(loaded)
 }

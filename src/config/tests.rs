@@ -52,6 +52,14 @@ pub const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("watchdog timeout 0", "[board]\nname = \"t\"\n[watchdog]\ntimeout = 0\n", 4, 11, "watchdog.timeout", "out of range"),
     ("interval over timeout", "[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\ninterval = 20\n", 5, 1, "watchdog.interval", "not shorter"),
     ("too many interfaces", "[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n[[interface]]\nname = \"a0\"\n[[interface]]\nname = \"a1\"\n[[interface]]\nname = \"a2\"\n[[interface]]\nname = \"a3\"\n[[interface]]\nname = \"a4\"\n[[interface]]\nname = \"a5\"\n[[interface]]\nname = \"a6\"\n[[interface]]\nname = \"a7\"\n[[interface]]\nname = \"a8\"\n", 5, 1, "interface", "9 entries; at most 8"),
+    ("interface name nft cannot quote", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth\\\"0\"\nrole = \"lan\"\n", 4, 8, "interface[0].name", "cannot match literally"),
+    ("iptables wildcard in interface name", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth+\"\nrole = \"wan\"\n", 4, 8, "interface[0].name", "cannot match literally"),
+    ("wan service all", "[board]\nname = \"t\"\n[firewall]\nwan_services = [\"all\"]\n", 4, 1, "firewall.wan_services", "LAN only"),
+    ("forward without WAN", "[board]\nname = \"t\"\n[firewall]\nforward = true\n", 4, 1, "firewall.forward", "needs a WAN"),
+    ("log_rate 0", "[board]\nname = \"t\"\n[firewall]\nlog_rate = 0\n", 4, 1, "firewall.log_rate", "1 to 6000"),
+    ("unknown wan service", "[board]\nname = \"t\"\n[firewall]\nwan_services = [\"ftp\"]\n", 4, 17, "firewall.wan_services[0]", "unknown variant `ftp`"),
+    ("mountd port 65536", "[board]\nname = \"t\"\n[firewall]\nmountd_port = 65536\n", 4, 15, "firewall.mountd_port", "65536"),
+    ("unknown backend", "[board]\nname = \"t\"\n[firewall]\nbackend = \"pf\"\n", 4, 11, "firewall.backend", "unknown variant `pf`"),
     ("missing board name", "[board]\n", 1, 1, "board.name", "missing field `name`"),
 ];
 

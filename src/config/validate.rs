@@ -130,6 +130,18 @@ fn firewall(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
                 ),
             ));
         }
+        let name = iface.name.get_ref().as_str();
+        if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '@'))) {
+            return Err(src.error(
+                Some(iface.name.span()),
+                &format!("interface[{i}].name"),
+                format!(
+                    "`{}` holds {c:?}, which firewall rules cannot match literally; \
+                     with the firewall on, use letters, digits, `_`, `.`, `-` and `@`",
+                    name.escape_debug()
+                ),
+            ));
+        }
     }
     if fw.wan_services.contains(&Service::All) {
         return Err(src.error(

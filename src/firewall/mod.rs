@@ -1,21 +1,165 @@
-//! The firewall: one model, two backends (nftables, iptables-restore).
+//! The firewall: one model from the profile ([`model`]), two renderers
+//! ([`nft`], [`iptables`]), a backend choice ([`backend`]) and a careful
+//! loader ([`apply`]).
+//!
+//! # Profiles
+//!
+//! - `stateless` (the default): never engages connection tracking. No
+//!   `ct`/`state` match, no NAT, no helper, so on Linux 4.10 and newer the
+//!   namespace never pays for conntrack (it is switched on lazily), and on
+//!   older kernels it pays only if someone else loads the module. The input
+//!   chain (policy drop) accepts loopback and dispatches on the input
+//!   interface with one verdict map: a LAN packet costs one rule and one map
+//!   lookup (`iifname vmap { "eth1" : accept, "eth0" : jump wan }`).
+//!   - LAN: everything, or the listed services (named port sets), the LAN's
+//!     pings, and the same reply rules as the WAN.
+//!   - WAN: the listed WAN services; TCP SYN without ACK dropped (no new
+//!     inbound connection); any other TCP accepted: these are the replies to
+//!     connections the box opened. This lets ACK scans through to the TCP
+//!     stack, which answers them with a RST; no socket is reachable that
+//!     way. UDP replies from DNS (53) and NTP (123) servers, DHCP 67 -> 68
+//!     and DHCPv6 547 -> 546; ICMP echo-reply, destination-unreachable
+//!     (fragmentation-needed included: path MTU discovery), time-exceeded;
+//!     ICMPv6 echo-reply, destination-unreachable, packet-too-big,
+//!     time-exceeded and neighbour discovery 133-136. Then a rate-limited
+//!     log (`log_rate` a minute) and drop.
+//! - `stateful`: the WAN accepts established/related and drops invalid;
+//!   LAN traffic is marked `notrack` in raw-priority (-300) chains
+//!   (nftables) or `-t raw -j CT --notrack` (iptables), so storage traffic
+//!   skips the conntrack lookups.
+//! - `off`: nasboot removes its own rules (nftables: its tables; iptables:
+//!   INPUT/FORWARD policy ACCEPT, flushed, its chains deleted).
+//!
+//! `forward = true` routes the LAN to the WAN with masquerade. That needs
+//! connection tracking (the NAT and the replies coming back), in both
+//! profiles; LAN traffic addressed to the box itself is still marked
+//! notrack (`fib daddr type local` / `-m addrtype --dst-type LOCAL`). The
+//! kernel must also forward: set `net.ipv4.ip_forward = 1` (and
+//! `net.ipv6.conf.all.forwarding`) under `[sysctl]`. Without `forward`,
+//! the forward chain has policy drop: a NAS routes nothing.
+//!
+//! # Loading
+//!
+//! Check, then load: `nft -c -f -` then `nft -f -` (one transaction), or
+//! `iptables-restore --test --noflush` (and `ip6tables-restore`) then the
+//! same without `--test`. If the configured rule set is rejected, the
+//! built-in fallback is loaded (loopback and the LAN interfaces accepted,
+//! everything else dropped, nothing forwarded), with the same backend or,
+//! failing that, the other one, and the step fails (exit 1): the box is
+//! never left open when the profile asked for a firewall. A missing `nft`
+//! or `iptables-restore` is a clear error that changes nothing (the
+//! previous rule set is kept). See [`apply`] for `--confirm`.
+//!
+//! # At boot, with a profile that cannot be read
+//!
+//! [`emergency`] gives the rule set for that case, and
+//! [`apply::load_emergency`] loads it: loopback, replies to connections the
+//! box opened (this engages conntrack: acceptable in an emergency), the
+//! essential ICMP/ICMPv6 (neighbour discovery), and nothing else. No
+//! interface is known to be LAN then, so no LAN is opened; the serial
+//! console is the way in. The packaging uses it when `nasboot check` exits 2.
+
+pub mod apply;
+pub mod backend;
+pub mod iptables;
+pub mod model;
+pub mod nft;
+
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 
 use crate::apply::StepError;
 use crate::config::Profile;
-use crate::seam::Seams;
+use crate::paths;
+use crate::seam::{Cmd, Seams};
+use std::time::Duration;
+
+pub use backend::Backend;
+use iptables::Leftovers;
+use model::{Ifaces, Kind, Model};
+
+/// A rendered rule set. For iptables the text holds two files, IPv4 then
+/// IPv6 from `v6_at`; for nftables one file (the `inet` family covers both).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleSet {
+    pub backend: Backend,
+    pub text: String,
+    pub v6_at: usize,
+    /// iptables: load with `--noflush` (nasboot's own rule sets) or without
+    /// (a full `iptables-save` copy, for a rollback).
+    pub noflush: bool,
+    /// iptables: load the IPv6 file (false when the kernel has no IPv6).
+    pub ipv6: bool,
+}
+
+impl RuleSet {
+    /// The nftables file, or the iptables-restore (IPv4) file.
+    pub fn v4(&self) -> &str {
+        &self.text[..self.v6_at]
+    }
+    /// The ip6tables-restore file (empty for nftables).
+    pub fn v6(&self) -> &str {
+        &self.text[self.v6_at..]
+    }
+}
+
+/// Render the model for a backend. Pure.
+pub fn render(m: &Model, backend: Backend, now: &Observed) -> RuleSet {
+    let mut text = String::with_capacity(2048);
+    let v6_at = match backend {
+        Backend::Nftables => {
+            nft::render(m, &mut text).expect("writing to a String");
+            text.len()
+        }
+        Backend::Iptables => iptables::render(m, now.left4, now.left6, &mut text).expect("writing to a String"),
+    };
+    RuleSet { backend, text, v6_at, noflush: true, ipv6: now.ipv6 }
+}
+
+/// The fallback rule set: loopback and `lan` accepted, all else dropped.
+pub fn fallback(lan: &Ifaces, backend: Backend, ipv6: bool) -> RuleSet {
+    let mut text = String::with_capacity(512);
+    let v6_at = match backend {
+        Backend::Nftables => {
+            nft::render_fallback(lan, &mut text).expect("writing to a String");
+            text.len()
+        }
+        Backend::Iptables => iptables::render_fallback(lan, &mut text).expect("writing to a String"),
+    };
+    RuleSet { backend, text, v6_at, noflush: true, ipv6 }
+}
+
+/// The emergency rule set, for a profile that cannot be read (see the
+/// module documentation).
+pub fn emergency(backend: Backend, ipv6: bool) -> RuleSet {
+    let mut text = String::with_capacity(512);
+    let v6_at = match backend {
+        Backend::Nftables => {
+            nft::render_emergency(&mut text).expect("writing to a String");
+            text.len()
+        }
+        Backend::Iptables => iptables::render_emergency(&mut text).expect("writing to a String"),
+    };
+    RuleSet { backend, text, v6_at, noflush: true, ipv6 }
+}
 
 /// Load a rule set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
-    Load { backend: &'static str, text: String },
+    Load {
+        rules: RuleSet,
+        /// The LAN interfaces the fallback accepts; None for the `off`
+        /// profile, which needs no fallback.
+        fallback_lan: Option<Ifaces>,
+    },
 }
 
 impl Action {
     pub fn rendered(&self) -> Option<(String, &str)> {
         match self {
-            Action::Load { backend, text } => Some((format!("{backend} rule set"), text)),
+            Action::Load { rules, .. } => Some((format!("{} rule set", rules.backend), &rules.text)),
         }
     }
 }
@@ -23,24 +167,81 @@ impl Action {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::Load { backend, text } => write!(f, "load the {backend} rule set ({} lines)", text.lines().count()),
+            Action::Load { rules, .. } => {
+                write!(f, "load the {} rule set ({} lines)", rules.backend, rules.text.lines().count())
+            }
         }
     }
 }
 
+/// What the board offers the firewall.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {}
-
-pub fn observe(_p: &Profile, _seams: &mut Seams<'_>) -> Observed {
-    Observed {}
+pub struct Observed {
+    pub offer: backend::Offer,
+    /// The kernel has IPv6 (`/proc/sys/net/ipv6`).
+    pub ipv6: bool,
+    /// iptables tables already loaded (for cleaning up raw and nat).
+    pub left4: Leftovers,
+    pub left6: Leftovers,
 }
 
-pub fn plan(_p: &Profile, _now: &Observed) -> Vec<Action> {
-    Vec::new()
+pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+    let kernel = seams.sysctl.get("kernel.osrelease").ok().and_then(|r| backend::kernel_version(&r));
+    let mut names = |path: &str| {
+        seams
+            .files
+            .read(std::path::Path::new(path))
+            .map(|b| Leftovers::from_names(&String::from_utf8_lossy(&b)))
+            .unwrap_or_default()
+    };
+    let mut left4 = names(paths::IP_TABLES_NAMES);
+    let mut left6 = names(paths::IP6_TABLES_NAMES);
+    let offer = backend::Offer {
+        kernel,
+        nft: seams.runner.which("nft").is_some(),
+        iptables_restore: seams.runner.which("iptables-restore").is_some(),
+    };
+    if offer.nft && backend::choose(p.firewall.backend, offer) == Backend::Iptables {
+        // iptables-nft keeps its tables in nf_tables, not in ip_tables_names.
+        let cmd = Cmd { program: "nft", args: &["list", "tables"], stdin: None, timeout: Duration::from_secs(30) };
+        if let Ok(out) = seams.runner.run(&cmd) {
+            let text = String::from_utf8_lossy(&out.stdout);
+            for line in text.lines() {
+                match line.trim() {
+                    "table ip raw" => left4.raw = true,
+                    "table ip nat" => left4.nat = true,
+                    "table ip6 raw" => left6.raw = true,
+                    "table ip6 nat" => left6.nat = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    Observed { offer, ipv6: seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok(), left4, left6 }
 }
 
-pub fn apply(a: &Action, _seams: &mut Seams<'_>) -> Result<(), StepError> {
+/// The backend the profile gets on this board.
+pub fn backend_for(p: &Profile, now: &Observed) -> Backend {
+    backend::choose(p.firewall.backend, now.offer)
+}
+
+pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
+    let m = model::from_profile(p);
+    let backend = backend_for(p, now);
+    let tool_present = match backend {
+        Backend::Nftables => now.offer.nft,
+        Backend::Iptables => now.offer.iptables_restore,
+    };
+    if m.kind == Kind::Off && !tool_present {
+        // Nothing of nasboot's can be loaded without the tool: nothing to remove.
+        return Vec::new();
+    }
+    let fallback_lan = (m.kind != Kind::Off).then(|| m.lan_ifaces.clone());
+    vec![Action::Load { rules: render(&m, backend, now), fallback_lan }]
+}
+
+pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::Load { backend, .. } => Err(StepError::fatal(*backend, "not implemented yet")),
+        Action::Load { rules, fallback_lan } => apply::load(rules, fallback_lan.as_ref(), seams),
     }
 }

@@ -31,7 +31,8 @@ fn golden(name: &str, want: &str, got: &str) {
 
 const BOARD: &str = "[board]\nname = \"bubba2\"\n\
 [[interface]]\nname = \"eth0\"\nrole = \"wan\"\nmethod = \"dhcp\"\n\
-[[interface]]\nname = \"eth1\"\nrole = \"lan\"\naddress = [\"192.168.10.1/24\", \"fd00:10::1/64\"]\n";
+[[interface]]\nname = \"eth1\"\nrole = \"lan\"\naddress = [\"192.168.10.1/24\", \"fd00:10::1/64\"]\n\
+[firewall]\nprofile = \"off\"\n";
 
 /// The LAN default: clients are the LAN subnets, safe options.
 const BASIC: &str = "[[nfs.export]]\npath = \"/srv/nfs\"\n";
@@ -373,14 +374,14 @@ fn a_missing_export_path_warns_and_fails_under_strict() {
     let mut b = board(&profile, None);
     let (status, _, err) = run_on(&mut b, &["check"]);
     assert_eq!(status, Status::Ok);
-    assert!(err.contains("/etc/nasboot.toml:12:8: nfs.export[0].path: /srv/none does not exist"), "{err}");
+    assert!(err.contains("/etc/nasboot.toml:14:8: nfs.export[0].path: /srv/none does not exist"), "{err}");
     assert!(err.contains("(warning)"), "{err}");
     for args in [&["apply", "--strict"][..], &["plan", "--strict"][..]] {
         let mut b = board(&profile, None);
         b.files.files.insert("/etc/exports".into(), b"/old *(ro)\n".to_vec());
         let (status, _, err) = run_on(&mut b, args);
         assert_eq!(status, Status::Usage, "{args:?}");
-        assert!(err.contains("/etc/nasboot.toml:12:8: nfs.export[0].path: /srv/none does not exist"), "{err}");
+        assert!(err.contains("/etc/nasboot.toml:14:8: nfs.export[0].path: /srv/none does not exist"), "{err}");
         assert_eq!(b.effects(), Vec::<String>::new());
         assert_eq!(text_of(&b, "/etc/exports"), "/old *(ro)\n");
     }
@@ -396,14 +397,14 @@ fn a_missing_export_path_warns_and_fails_under_strict() {
 
 /// (name, profile after BOARD or alone, line, column, key, part of the message)
 const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
-    ("relative path", "[[nfs.export]]\npath = \"srv/nfs\"\n", 12, 8, "nfs.export[0].path", "absolute"),
-    ("newline in path", "[[nfs.export]]\npath = \"/srv/a\\nb\"\n", 12, 8, "nfs.export[0].path", "control character"),
-    ("client /33", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/33\"]\n", 13, 12, "nfs.export[0].clients[0]", "/33"),
-    ("IPv6 /129", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"fd00::/129\"]\n", 13, 12, "nfs.export[0].clients[0]", "/129"),
+    ("relative path", "[[nfs.export]]\npath = \"srv/nfs\"\n", 14, 8, "nfs.export[0].path", "absolute"),
+    ("newline in path", "[[nfs.export]]\npath = \"/srv/a\\nb\"\n", 14, 8, "nfs.export[0].path", "control character"),
+    ("client /33", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/33\"]\n", 15, 12, "nfs.export[0].clients[0]", "/33"),
+    ("IPv6 /129", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"fd00::/129\"]\n", 15, 12, "nfs.export[0].clients[0]", "/129"),
     (
         "same path and client twice",
         "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/8\"]\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/8\"]\n",
-        16,
+        18,
         12,
         "nfs.export[1].clients[0]",
         "twice",
@@ -411,22 +412,22 @@ const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     (
         "LAN default and the same subnet",
         "[[nfs.export]]\npath = \"/srv\"\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"192.168.10.0/24\"]\n",
-        15,
+        17,
         12,
         "nfs.export[1].clients[0]",
         "also by nfs.export[0]",
     ),
-    ("same network written twice", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/8\", \"10.1.2.3/8\"]\n", 13, 26, "nfs.export[0].clients[1]", "twice"),
-    ("backslash and octal digits", "[[nfs.export]]\npath = '/srv/a\\101'\n", 12, 8, "nfs.export[0].path", "etab"),
-    ("client with options", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"host(rw)\"]\n", 13, 12, "nfs.export[0].clients[0]", "not a host"),
-    ("unknown export key", "[[nfs.export]]\npath = \"/srv\"\nnohide = true\n", 13, 1, "nfs.export[0].nohide", "unknown field"),
-    ("unknown preset", "[nfs]\npreset = \"fast\"\n", 12, 10, "nfs.preset", "unknown variant `fast`"),
-    ("samba share reserved", "[samba]\n[[samba.share]]\nname = \"global\"\npath = \"/srv\"\n", 13, 8, "samba.share[0].name", "reserved"),
-    ("samba share twice", "[samba]\n[[samba.share]]\nname = \"a\"\npath = \"/srv\"\n[[samba.share]]\nname = \"A\"\npath = \"/srv\"\n", 16, 8, "samba.share[1].name", "twice"),
-    ("samba % in path", "[samba]\n[[samba.share]]\nname = \"a\"\npath = \"/srv/%U\"\n", 14, 8, "samba.share[0].path", "%"),
-    ("samba unknown interface", "[samba]\ninterfaces = [\"eth7\"]\n", 12, 15, "samba.interfaces[0]", "not an [[interface]]"),
-    ("samba receivefile", "[samba]\nmin_receivefile_size = 262144\n", 12, 1, "samba.min_receivefile_size", "131072"),
-    ("samba bad workgroup", "[samba]\nworkgroup = \"a b\"\n", 12, 13, "samba.workgroup", "letters"),
+    ("same network written twice", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/8\", \"10.1.2.3/8\"]\n", 15, 26, "nfs.export[0].clients[1]", "twice"),
+    ("backslash and octal digits", "[[nfs.export]]\npath = '/srv/a\\101'\n", 14, 8, "nfs.export[0].path", "etab"),
+    ("client with options", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"host(rw)\"]\n", 15, 12, "nfs.export[0].clients[0]", "not a host"),
+    ("unknown export key", "[[nfs.export]]\npath = \"/srv\"\nnohide = true\n", 15, 1, "nfs.export[0].nohide", "unknown field"),
+    ("unknown preset", "[nfs]\npreset = \"fast\"\n", 14, 10, "nfs.preset", "unknown variant `fast`"),
+    ("samba share reserved", "[samba]\n[[samba.share]]\nname = \"global\"\npath = \"/srv\"\n", 15, 8, "samba.share[0].name", "reserved"),
+    ("samba share twice", "[samba]\n[[samba.share]]\nname = \"a\"\npath = \"/srv\"\n[[samba.share]]\nname = \"A\"\npath = \"/srv\"\n", 18, 8, "samba.share[1].name", "twice"),
+    ("samba % in path", "[samba]\n[[samba.share]]\nname = \"a\"\npath = \"/srv/%U\"\n", 16, 8, "samba.share[0].path", "%"),
+    ("samba unknown interface", "[samba]\ninterfaces = [\"eth7\"]\n", 14, 15, "samba.interfaces[0]", "not an [[interface]]"),
+    ("samba receivefile", "[samba]\nmin_receivefile_size = 262144\n", 14, 1, "samba.min_receivefile_size", "131072"),
+    ("samba bad workgroup", "[samba]\nworkgroup = \"a b\"\n", 14, 13, "samba.workgroup", "letters"),
 ];
 
 #[test]

@@ -1,0 +1,375 @@
+//! Loading rule sets: check, then load, through `seams.runner` (argv and
+//! standard input, never a shell); the fallback when a rule set is
+//! rejected; and `firewall apply --confirm` with its rollback.
+//!
+//! # `--confirm SECONDS`
+//!
+//! 1. The previous rule set is saved: nftables `nft list table inet
+//!    nasboot` (and `ip nasboot_nat`), iptables `iptables-save` and
+//!    `ip6tables-save`, completed with empty tables for those nasboot
+//!    touches that were not loaded. It is kept in
+//!    `/run/nasboot/firewall.previous` for the record.
+//! 2. The new rule set is checked and loaded as usual (a rejected one
+//!    loads the fallback and ends the command with exit 1, no waiting).
+//! 3. A token is written to `/run/nasboot/firewall.pending`, and the
+//!    command waits in the foreground, polling five times a second for
+//!    `nasboot firewall confirm`, which copies the token to
+//!    `/run/nasboot/firewall.confirm`.
+//! 4. Confirmed: exit 0. Not confirmed within SECONDS: the previous rule set
+//!    is loaded back (nftables: one transaction; iptables: a full restore
+//!    of each saved table) and the command exits 1.
+//!
+//! The wait is in the foreground, not a forked child, so the operator sees
+//! the outcome; `main` ignores SIGHUP and SIGPIPE during it, so a dropped
+//! SSH session (the very case this guards against) does not stop the
+//! rollback. SIGINT and SIGTERM end the wait without a rollback.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::backend::Backend;
+use super::model::Ifaces;
+use super::RuleSet;
+use crate::apply::StepError;
+use crate::paths;
+use crate::seam::{Cmd, Output, Seams};
+
+/// How long a tool may take: fw3 reloads have taken seconds per interface
+/// on MIPS routers, so be generous.
+const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often `--confirm` looks for the confirmation.
+pub const POLL: Duration = Duration::from_millis(200);
+
+/// Why a rule set did not load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadError {
+    /// The tool is not on PATH; nothing was changed.
+    Missing(&'static str),
+    /// The tool refused the rule set (check or load); `detail` quotes its
+    /// error and the offending line of the file.
+    Rejected { tool: &'static str, detail: String },
+}
+
+impl LoadError {
+    fn tool(&self) -> &'static str {
+        match self {
+            LoadError::Missing(t) | LoadError::Rejected { tool: t, .. } => t,
+        }
+    }
+    fn message(&self) -> String {
+        match self {
+            LoadError::Missing(t) => format!("`{t}` is not on PATH: nothing was loaded"),
+            LoadError::Rejected { detail, .. } => detail.clone(),
+        }
+    }
+}
+
+fn run(seams: &mut Seams<'_>, tool: &'static str, args: &[&str], stdin: Option<&[u8]>) -> Result<Output, LoadError> {
+    let cmd = Cmd { program: tool, args, stdin, timeout: TOOL_TIMEOUT };
+    log::debug!("running {}", cmd.display());
+    match seams.runner.run(&cmd) {
+        Ok(o) => Ok(o),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(LoadError::Missing(tool)),
+        Err(e) => Err(LoadError::Rejected { tool, detail: format!("{tool} could not run: {e}") }),
+    }
+}
+
+/// The first line of a tool's complaint, and the line of `text` it points
+/// at. nft says `/dev/stdin:12:3-9: Error: ...`; iptables-restore says
+/// `line 12 failed` or `Error occurred at line: 12`.
+pub fn explain(stderr: &[u8], text: &str) -> String {
+    let err = String::from_utf8_lossy(stderr);
+    let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("(no message)").trim();
+    let line_no = err.lines().find_map(line_number);
+    match line_no.and_then(|n| text.lines().nth(n.checked_sub(1)?).map(|l| (n, l))) {
+        Some((n, l)) => format!("{first} (line {n}: `{}`)", l.trim()),
+        None => first.to_string(),
+    }
+}
+
+fn line_number(l: &str) -> Option<usize> {
+    // nft: FILE:LINE:COLUMNS: Error: ...
+    if let Some((head, _)) = l.split_once(": Error:") {
+        let mut parts = head.rsplitn(3, ':');
+        let _cols = parts.next()?;
+        return parts.next()?.parse().ok();
+    }
+    // iptables-restore: "line 12 failed", "at line: 12", "line 12:".
+    let at = l.find("line")?;
+    let rest = l[at + 4..].trim_start_matches([':', ' ']);
+    let digits: &str = &rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())];
+    digits.parse().ok()
+}
+
+fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError> {
+    if out.success() {
+        return Ok(());
+    }
+    let detail = if out.timed_out {
+        format!("{tool} did not finish within {} s", TOOL_TIMEOUT.as_secs())
+    } else {
+        format!("{tool} rejected the rule set: {}", explain(&out.stderr, text))
+    };
+    Err(LoadError::Rejected { tool, detail })
+}
+
+/// Check, then load, one rule set. Nothing is changed unless every check
+/// passed (for iptables: both families are checked before either loads).
+pub fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), LoadError> {
+    match rs.backend {
+        Backend::Nftables => {
+            if seams.runner.which("nft").is_none() {
+                return Err(LoadError::Missing("nft"));
+            }
+            let text = rs.v4();
+            let out = run(seams, "nft", &["-c", "-f", "-"], Some(text.as_bytes()))?;
+            checked(out, "nft", text)?;
+            let out = run(seams, "nft", &["-f", "-"], Some(text.as_bytes()))?;
+            checked(out, "nft", text)
+        }
+        Backend::Iptables => {
+            let mut files: heapless::Vec<(&'static str, &str), 2> = heapless::Vec::new();
+            let _ = files.push(("iptables-restore", rs.v4()));
+            if rs.ipv6 && !rs.v6().is_empty() {
+                let _ = files.push(("ip6tables-restore", rs.v6()));
+            }
+            for (tool, _) in &files {
+                if seams.runner.which(tool).is_none() {
+                    return Err(LoadError::Missing(tool));
+                }
+            }
+            let (test, load): (&[&str], &[&str]) =
+                if rs.noflush { (&["--test", "--noflush"], &["--noflush"]) } else { (&["--test"], &[]) };
+            for (tool, text) in &files {
+                let out = run(seams, tool, test, Some(text.as_bytes()))?;
+                checked(out, tool, text)?;
+            }
+            for (tool, text) in &files {
+                let out = run(seams, tool, load, Some(text.as_bytes()))?;
+                checked(out, tool, text)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Load the fallback: with `backend`, or failing that with the other one.
+/// Returns what was loaded, or why neither loaded.
+fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, String> {
+    let mut why = String::new();
+    for b in [backend, backend.other()] {
+        match check_and_load(&super::fallback(lan, b, ipv6), seams) {
+            Ok(()) => return Ok(b),
+            Err(e) => {
+                if !why.is_empty() {
+                    why.push_str("; ");
+                }
+                why.push_str(&e.message());
+            }
+        }
+    }
+    Err(why)
+}
+
+/// Load a rule set; if it is rejected and `fallback_lan` is given, load the
+/// fallback and fail. A missing tool changes nothing.
+pub fn load(rules: &RuleSet, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), StepError> {
+    let e = match check_and_load(rules, seams) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    let tool = e.tool();
+    match (&e, fallback_lan) {
+        (LoadError::Missing(_), _) => Err(StepError::fatal(tool, format!("{}; the previous rule set is kept", e.message()))),
+        (LoadError::Rejected { .. }, None) => Err(StepError::fatal(tool, e.message())),
+        (LoadError::Rejected { .. }, Some(lan)) => match load_fallback(lan, rules.backend, rules.ipv6, seams) {
+            Ok(b) => Err(StepError::fatal(
+                tool,
+                format!("{}; loaded the fallback rule set instead ({b}: loopback and LAN only)", e.message()),
+            )),
+            Err(why) => Err(StepError::fatal(tool, format!("{}; the fallback did not load either: {why}", e.message()))),
+        },
+    }
+}
+
+/// Load the emergency rule set (a profile that cannot be read at boot):
+/// with `backend`, or failing that the other one.
+pub fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, StepError> {
+    let mut why = String::new();
+    for b in [backend, backend.other()] {
+        match check_and_load(&super::emergency(b, ipv6), seams) {
+            Ok(()) => return Ok(b),
+            Err(e) => {
+                if !why.is_empty() {
+                    why.push_str("; ");
+                }
+                why.push_str(&e.message());
+            }
+        }
+    }
+    Err(StepError::fatal("firewall", format!("the emergency rule set did not load: {why}")))
+}
+
+/// Empty tables for an iptables rollback, for tables nasboot's rule set
+/// touches that were not loaded before (a full restore resets a table to
+/// exactly what the file lists).
+const EMPTY_FILTER: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
+const EMPTY_RAW: &str = "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
+const EMPTY_NAT: &str =
+    "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n";
+
+fn complete(saved: &str, new: &str, out: &mut String) {
+    out.push_str(saved);
+    for (table, empty) in [("*filter", EMPTY_FILTER), ("*raw", EMPTY_RAW), ("*nat", EMPTY_NAT)] {
+        let touched = new.lines().any(|l| l == table);
+        if touched && !saved.lines().any(|l| l.trim_end() == table) {
+            out.push_str(empty);
+        }
+    }
+}
+
+/// `nft list table FAMILY NAME`, or None when the table does not exist.
+fn nft_list(seams: &mut Seams<'_>, family: &str, name: &str) -> Result<Option<String>, LoadError> {
+    let out = run(seams, "nft", &["list", "table", family, name], None)?;
+    if out.success() {
+        return Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()));
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("No such file or directory") || err.contains("does not exist") {
+        return Ok(None);
+    }
+    Err(LoadError::Rejected { tool: "nft", detail: format!("nft list table {family} {name}: {}", err.trim()) })
+}
+
+/// The rule set that puts back what is loaded now, for a rollback.
+pub fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, LoadError> {
+    match new.backend {
+        Backend::Nftables => {
+            let mut text = String::from("table inet nasboot {}\ndelete table inet nasboot\n");
+            if let Some(t) = nft_list(seams, "inet", "nasboot")? {
+                text.push_str(&t);
+            }
+            text.push_str("table ip nasboot_nat {}\ndelete table ip nasboot_nat\n");
+            if let Some(t) = nft_list(seams, "ip", "nasboot_nat")? {
+                text.push_str(&t);
+            }
+            let v6_at = text.len();
+            Ok(RuleSet { backend: Backend::Nftables, text, v6_at, noflush: true, ipv6: new.ipv6 })
+        }
+        Backend::Iptables => {
+            let mut text = String::new();
+            let mut v6_at = 0;
+            for (tool, part) in [("iptables-save", new.v4()), ("ip6tables-save", new.v6())] {
+                if tool == "ip6tables-save" {
+                    v6_at = text.len();
+                    if !new.ipv6 {
+                        break;
+                    }
+                }
+                if seams.runner.which(tool).is_none() {
+                    return Err(LoadError::Missing(tool));
+                }
+                let out = run(seams, tool, &[], None)?;
+                if !out.success() {
+                    return Err(LoadError::Rejected {
+                        tool,
+                        detail: format!("{tool} failed: {}", String::from_utf8_lossy(&out.stderr).trim()),
+                    });
+                }
+                complete(&String::from_utf8_lossy(&out.stdout), part, &mut text);
+            }
+            Ok(RuleSet { backend: Backend::Iptables, text, v6_at, noflush: false, ipv6: new.ipv6 })
+        }
+    }
+}
+
+/// `--confirm`: how long, and the token this apply waits for.
+pub struct Confirm<'a> {
+    pub seconds: u32,
+    pub token: &'a str,
+}
+
+fn read_text(seams: &mut Seams<'_>, path: &str) -> String {
+    seams.files.read(Path::new(path)).map(|b| String::from_utf8_lossy(&b).trim().to_string()).unwrap_or_default()
+}
+
+fn write(seams: &mut Seams<'_>, path: &str, data: &[u8]) -> Result<(), StepError> {
+    seams.files.replace(Path::new(path), data).map(|_| ()).map_err(|e| StepError::fatal(path, e))
+}
+
+/// Apply with `--confirm` (see the module documentation). `sleep` waits
+/// between polls (the real clock in `main`, a counter in tests); `say`
+/// tells the operator what to do.
+pub fn load_confirmed(
+    rules: &RuleSet,
+    fallback_lan: Option<&Ifaces>,
+    c: &Confirm<'_>,
+    seams: &mut Seams<'_>,
+    sleep: &mut dyn FnMut(Duration),
+    say: &mut dyn FnMut(&str),
+) -> Result<(), StepError> {
+    let previous = save_previous(rules, seams).map_err(|e| {
+        StepError::fatal(e.tool(), format!("cannot save the current rule set, so nothing was applied: {}", e.message()))
+    })?;
+    write(seams, paths::FIREWALL_PREVIOUS, previous.text.as_bytes())?;
+    load(rules, fallback_lan, seams)?;
+    write(seams, paths::FIREWALL_PENDING, c.token.as_bytes())?;
+    say(&format!(
+        "firewall applied; run `nasboot firewall confirm` within {} s, or the previous rule set comes back",
+        c.seconds
+    ));
+    let polls = u64::from(c.seconds) * 1000 / POLL.as_millis() as u64;
+    for _ in 0..polls {
+        sleep(POLL);
+        if read_text(seams, paths::FIREWALL_CONFIRM) == c.token {
+            write(seams, paths::FIREWALL_PENDING, b"")?;
+            say("firewall confirmed");
+            return Ok(());
+        }
+    }
+    write(seams, paths::FIREWALL_PENDING, b"")?;
+    match check_and_load(&previous, seams) {
+        Ok(()) => Err(StepError::fatal(
+            "firewall",
+            format!("not confirmed within {} s: the previous rule set is back", c.seconds),
+        )),
+        Err(e) => {
+            let lan = fallback_lan.cloned().unwrap_or_default();
+            let fb = load_fallback(&lan, rules.backend, rules.ipv6, seams);
+            Err(StepError::fatal(
+                e.tool(),
+                format!(
+                    "not confirmed within {} s, and the previous rule set did not load back: {}; {}",
+                    c.seconds,
+                    e.message(),
+                    match fb {
+                        Ok(b) => format!("loaded the fallback rule set ({b}: loopback and LAN only)"),
+                        Err(why) => format!("the fallback did not load either: {why}"),
+                    }
+                ),
+            ))
+        }
+    }
+}
+
+/// `nasboot firewall confirm`: confirm the waiting apply, if any.
+pub fn confirm(seams: &mut Seams<'_>) -> Result<(), StepError> {
+    let token = read_text(seams, paths::FIREWALL_PENDING);
+    if token.is_empty() {
+        return Err(StepError::fatal("firewall confirm", "no `firewall apply --confirm` is waiting"));
+    }
+    write(seams, paths::FIREWALL_CONFIRM, token.as_bytes())
+}
+
+/// Ignore SIGHUP and SIGPIPE, for the `--confirm` wait: a dropped SSH
+/// session must not stop the rollback (signal(7)). Called from `main`.
+pub fn ignore_hangup() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    for s in [Signal::SIGHUP, Signal::SIGPIPE] {
+        // SAFETY: SIG_IGN installs no handler code, so no async-signal
+        // safety question arises.
+        if let Err(e) = unsafe { signal(s, SigHandler::SigIgn) } {
+            log::warn!("cannot ignore {s}: {e}");
+        }
+    }
+}

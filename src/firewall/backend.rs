@@ -1,0 +1,131 @@
+//! Which backend loads the rule set: nftables or iptables-restore.
+//!
+//! Order of precedence: `--backend` on the command line (copied into the
+//! profile by `cmd::load`), then `[firewall] backend`, then the automatic
+//! choice below.
+//!
+//! Automatic choice, from what the board offers:
+//!
+//! 1. nftables when the kernel is 3.14 or newer (the `inet` family, which
+//!    carries IPv4 and IPv6 in one table, arrived in 3.14) and `nft` is on
+//!    PATH. On 4.10 and newer this is also the kernel that keeps conntrack
+//!    off until a rule asks for it, which is what the stateless profile is
+//!    for. A kernel release that cannot be read (under `--root`) counts as
+//!    new enough.
+//! 2. otherwise iptables-restore, when it is on PATH (the only choice on
+//!    2.6 kernels such as the Bubba 2's).
+//! 3. otherwise nft if it is on PATH at all, and else the backend the
+//!    kernel would want; applying then fails with a clear "not on PATH"
+//!    error and keeps the previous rule set.
+
+use std::fmt;
+
+/// A backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// `nft -f -`, one transaction for the whole file.
+    Nftables,
+    /// `iptables-restore` and `ip6tables-restore`, one commit per table.
+    Iptables,
+}
+
+impl Backend {
+    /// The tool that loads the rule set (and the IPv6 one, for iptables).
+    pub fn tools(self) -> &'static [&'static str] {
+        match self {
+            Backend::Nftables => &["nft"],
+            Backend::Iptables => &["iptables-restore", "ip6tables-restore"],
+        }
+    }
+
+    /// The other one, for the last-resort fallback.
+    pub fn other(self) -> Backend {
+        match self {
+            Backend::Nftables => Backend::Iptables,
+            Backend::Iptables => Backend::Nftables,
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Nftables => "nftables",
+            Backend::Iptables => "iptables",
+        })
+    }
+}
+
+/// The kernel's major and minor version from `/proc/sys/kernel/osrelease`
+/// ("6.1.0-50-4kc-malta", "2.6.39.4").
+pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.trim().split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// The first kernel with the nftables `inet` family.
+pub const NFT_INET: (u32, u32) = (3, 14);
+
+/// What the board offers, as observed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Offer {
+    pub kernel: Option<(u32, u32)>,
+    pub nft: bool,
+    pub iptables_restore: bool,
+}
+
+/// The automatic choice (see the module documentation).
+pub fn auto(o: Offer) -> Backend {
+    let new_kernel = o.kernel.map(|k| k >= NFT_INET);
+    match (new_kernel, o.nft, o.iptables_restore) {
+        (Some(true) | None, true, _) => Backend::Nftables,
+        (_, _, true) => Backend::Iptables,
+        (_, true, false) => Backend::Nftables,
+        (Some(false), false, false) => Backend::Iptables,
+        (_, false, false) => Backend::Nftables,
+    }
+}
+
+/// The backend for a profile setting.
+pub fn choose(setting: crate::config::firewall::Backend, o: Offer) -> Backend {
+    use crate::config::firewall::Backend as B;
+    match setting {
+        B::Nftables => Backend::Nftables,
+        B::Iptables => Backend::Iptables,
+        B::Auto => auto(o),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_releases() {
+        assert_eq!(kernel_version("6.1.0-50-4kc-malta\n"), Some((6, 1)));
+        assert_eq!(kernel_version("2.6.39.4"), Some((2, 6)));
+        assert_eq!(kernel_version("3.14"), Some((3, 14)));
+        assert_eq!(kernel_version("garbage"), None);
+    }
+
+    #[test]
+    fn auto_choice_table() {
+        let o = |k: Option<(u32, u32)>, nft, ipt| Offer { kernel: k, nft, iptables_restore: ipt };
+        let cases = [
+            (o(Some((6, 1)), true, true), Backend::Nftables),
+            (o(Some((6, 1)), false, true), Backend::Iptables),
+            (o(Some((2, 6)), true, true), Backend::Iptables),
+            (o(Some((3, 13)), true, false), Backend::Nftables),
+            (o(None, true, true), Backend::Nftables),
+            (o(None, false, true), Backend::Iptables),
+            (o(None, true, false), Backend::Nftables),
+            (o(Some((2, 6)), false, false), Backend::Iptables),
+            (o(Some((5, 10)), false, false), Backend::Nftables),
+        ];
+        for (offer, want) in cases {
+            assert_eq!(auto(offer), want, "{offer:?}");
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! The iptables renderer: the model as two iptables-restore files, one
+//! for `iptables-restore` (IPv4) and one for `ip6tables-restore` (IPv6).
+//!
+//! Ownership, and why `--noflush`: nasboot loads these files with
+//! `iptables-restore --noflush`, so tables and chains it does not own are
+//! left alone (another tool's OUTPUT rules, a `mangle` table). It owns:
+//!
+//! - in `filter`: the INPUT and FORWARD chains (their policy is set and
+//!   they are flushed with `-F` inside the file) and its own chains
+//!   `nasboot-lan` and `nasboot-wan` (declaring a user chain under
+//!   `--noflush` flushes it);
+//! - in `raw`: PREROUTING and OUTPUT, only when LAN traffic is marked
+//!   notrack (stateful, or forwarding), or when the `raw` table is already
+//!   loaded (`/proc/net/ip_tables_names`), to remove an earlier notrack;
+//! - in `nat` (IPv4): POSTROUTING, only with `forward = true`, or when the
+//!   `nat` table is loaded, to remove an earlier masquerade.
+//!
+//! iptables-restore commits each table as a whole, so INPUT is never seen
+//! half-written. Loading `raw` or `nat` when no rule needs them is avoided
+//! on purpose: on 2.6 kernels every registered table costs every packet.
+//!
+//! Rules follow the model (see `firewall/mod.rs`): LAN interfaces are the
+//! first INPUT rules (`-i LAN -j ACCEPT` for a LAN that may reach
+//! everything), then loopback, then a jump to `nasboot-wan`. The stateless
+//! rule set has no `-m state`, no `-m conntrack`, no `CT` and no NAT.
+//! `SYN` without `ACK` (`--tcp-flags SYN,ACK SYN`, which also catches the
+//! SYN+FIN that `--syn` lets through) is dropped on the WAN. Ports are
+//! matched with `multiport`, at most 15 ports a rule (xt_multiport).
+
+use std::fmt::{self, Write};
+
+use super::model::{Ifaces, Kind, Model, Zone, DHCP4, DHCP6, REPLY_UDP_SPORTS};
+
+/// xt_multiport's limit (XT_MULTI_PORTS).
+const MULTIPORT_MAX: usize = 15;
+
+/// IPv4 or IPv6.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    V4,
+    V6,
+}
+
+/// Tables that are loaded on the board although this rule set may not
+/// need them (`/proc/net/ip_tables_names`, `ip6_tables_names`): an
+/// earlier rule set may have left notrack or masquerade rules in them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Leftovers {
+    pub raw: bool,
+    pub nat: bool,
+}
+
+impl Leftovers {
+    /// From the text of `/proc/net/ip_tables_names`.
+    pub fn from_names(text: &str) -> Leftovers {
+        Leftovers { raw: text.lines().any(|l| l.trim() == "raw"), nat: text.lines().any(|l| l.trim() == "nat") }
+    }
+}
+
+struct Fam {
+    icmp: &'static str,
+    /// ICMP types a WAN accepts: echo reply, destination unreachable,
+    /// time exceeded, and for IPv6 packet too big and ND 133-136.
+    icmp_ok: &'static [u8],
+    echo_request: u8,
+    dhcp: (u16, u16),
+}
+
+const V4: Fam = Fam { icmp: "-p icmp -m icmp --icmp-type", icmp_ok: &[0, 3, 11], echo_request: 8, dhcp: DHCP4 };
+const V6: Fam = Fam {
+    icmp: "-p ipv6-icmp -m icmp6 --icmpv6-type",
+    icmp_ok: &[1, 2, 3, 129, 133, 134, 135, 136],
+    echo_request: 128,
+    dhcp: DHCP6,
+};
+
+fn ports(out: &mut String, chain: &str, proto: &str, dir: &str, list: &[u16]) -> fmt::Result {
+    for chunk in list.chunks(MULTIPORT_MAX) {
+        if let [one] = chunk {
+            writeln!(out, "-A {chain} -p {proto} -m {proto} --{dir}port {one} -j ACCEPT")?;
+            continue;
+        }
+        write!(out, "-A {chain} -p {proto} -m multiport --{dir}ports ")?;
+        for (i, p) in chunk.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write!(out, "{p}")?;
+        }
+        out.push_str(" -j ACCEPT\n");
+    }
+    Ok(())
+}
+
+fn services(out: &mut String, chain: &str, z: &Zone) -> fmt::Result {
+    ports(out, chain, "tcp", "d", &z.tcp)?;
+    ports(out, chain, "udp", "d", &z.udp)
+}
+
+fn icmp(out: &mut String, chain: &str, f: &Fam) -> fmt::Result {
+    for t in f.icmp_ok {
+        writeln!(out, "-A {chain} {} {t} -j ACCEPT", f.icmp)?;
+    }
+    Ok(())
+}
+
+/// Replies to the box's own connections, without connection tracking
+/// (the same rules as nft.rs `stateless_replies`).
+fn stateless_replies(out: &mut String, chain: &str, f: &Fam) -> fmt::Result {
+    writeln!(out, "-A {chain} -p tcp -m tcp --tcp-flags SYN,ACK SYN -j DROP")?;
+    writeln!(out, "-A {chain} -p tcp -j ACCEPT")?;
+    ports(out, chain, "udp", "s", &REPLY_UDP_SPORTS)?;
+    writeln!(out, "-A {chain} -p udp -m udp --sport {} --dport {} -j ACCEPT", f.dhcp.0, f.dhcp.1)?;
+    icmp(out, chain, f)
+}
+
+fn pairs(out: &mut String, from: &Ifaces, to: &Ifaces, tail: &str) -> fmt::Result {
+    for i in from {
+        for o in to {
+            writeln!(out, "-A FORWARD -i {i} -o {o} {tail}")?;
+        }
+    }
+    Ok(())
+}
+
+fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> fmt::Result {
+    let f = match fam {
+        Family::V4 => &V4,
+        Family::V6 => &V6,
+    };
+    let (tool, name) = match fam {
+        Family::V4 => ("iptables-restore", "IPv4"),
+        Family::V6 => ("ip6tables-restore", "IPv6"),
+    };
+    let kind = match m.kind {
+        Kind::Stateless => "stateless",
+        Kind::Stateful => "stateful",
+        Kind::Off => "off",
+    };
+    writeln!(out, "# nasboot firewall: profile {kind} ({tool} --noflush, {name})")?;
+    if m.notrack_lan() || left.raw {
+        out.push_str("*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-F PREROUTING\n-F OUTPUT\n");
+        if m.notrack_lan() {
+            let local = if m.forward { " -m addrtype --dst-type LOCAL" } else { "" };
+            for i in &m.lan_ifaces {
+                writeln!(out, "-A PREROUTING -i {i}{local} -j CT --notrack")?;
+            }
+            for i in &m.lan_ifaces {
+                writeln!(out, "-A OUTPUT -o {i} -j CT --notrack")?;
+            }
+        }
+        out.push_str("COMMIT\n");
+    }
+    let forward = m.forward && m.kind != Kind::Off;
+    if fam == Family::V4 && (forward || left.nat) {
+        out.push_str("*nat\n:POSTROUTING ACCEPT [0:0]\n-F POSTROUTING\n");
+        if forward {
+            for o in &m.wan_ifaces {
+                writeln!(out, "-A POSTROUTING -o {o} -j MASQUERADE")?;
+            }
+        }
+        out.push_str("COMMIT\n");
+    }
+    let policy = if m.kind == Kind::Off { "ACCEPT" } else { "DROP" };
+    writeln!(out, "*filter\n:INPUT {policy} [0:0]\n:FORWARD {policy} [0:0]")?;
+    out.push_str(":nasboot-lan - [0:0]\n:nasboot-wan - [0:0]\n-F INPUT\n-F FORWARD\n");
+    if m.kind == Kind::Off {
+        out.push_str("-X nasboot-lan\n-X nasboot-wan\nCOMMIT\n");
+        return Ok(());
+    }
+    let lan_target = if m.lan.all { "ACCEPT" } else { "nasboot-lan" };
+    for i in &m.lan_ifaces {
+        writeln!(out, "-A INPUT -i {i} -j {lan_target}")?;
+    }
+    out.push_str("-A INPUT -i lo -j ACCEPT\n");
+    for i in &m.wan_ifaces {
+        writeln!(out, "-A INPUT -i {i} -j nasboot-wan")?;
+    }
+    if forward {
+        pairs(out, &m.lan_ifaces, &m.wan_ifaces, "-j ACCEPT")?;
+        pairs(out, &m.wan_ifaces, &m.lan_ifaces, "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT")?;
+    }
+    if !m.lan.all {
+        services(out, "nasboot-lan", &m.lan)?;
+        writeln!(out, "-A nasboot-lan {} {} -j ACCEPT", f.icmp, f.echo_request)?;
+        stateless_replies(out, "nasboot-lan", f)?;
+        out.push_str("-A nasboot-lan -j DROP\n");
+    }
+    if m.kind == Kind::Stateful {
+        out.push_str("-A nasboot-wan -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n");
+        out.push_str("-A nasboot-wan -m conntrack --ctstate INVALID -j DROP\n");
+        services(out, "nasboot-wan", &m.wan)?;
+        icmp(out, "nasboot-wan", f)?;
+    } else {
+        services(out, "nasboot-wan", &m.wan)?;
+        stateless_replies(out, "nasboot-wan", f)?;
+    }
+    if let Some(rate) = m.log_rate {
+        writeln!(
+            out,
+            "-A nasboot-wan -m limit --limit {rate}/min --limit-burst 5 -j LOG --log-prefix \"nasboot-wan-drop: \""
+        )?;
+    }
+    out.push_str("-A nasboot-wan -j DROP\nCOMMIT\n");
+    Ok(())
+}
+
+/// Render both files into `out`; returns where the IPv6 file starts.
+pub fn render(m: &Model, left4: Leftovers, left6: Leftovers, out: &mut String) -> Result<usize, fmt::Error> {
+    render_family(m, Family::V4, left4, out)?;
+    let at = out.len();
+    render_family(m, Family::V6, left6, out)?;
+    Ok(at)
+}
+
+fn fallback_family(lan: &Ifaces, fam: Family, emergency: bool, out: &mut String) -> fmt::Result {
+    let f = match fam {
+        Family::V4 => &V4,
+        Family::V6 => &V6,
+    };
+    let what = if emergency { "emergency (the profile could not be read)" } else { "fallback (the configured rule set did not load)" };
+    writeln!(out, "# nasboot firewall: {what}")?;
+    out.push_str("*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:nasboot-lan - [0:0]\n:nasboot-wan - [0:0]\n-F INPUT\n-F FORWARD\n");
+    for i in lan {
+        writeln!(out, "-A INPUT -i {i} -j ACCEPT")?;
+    }
+    out.push_str("-A INPUT -i lo -j ACCEPT\n");
+    if emergency {
+        out.push_str("-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n");
+        icmp(out, "INPUT", f)?;
+    }
+    out.push_str("COMMIT\n");
+    Ok(())
+}
+
+/// The fallback (see nft.rs `render_fallback`); returns where IPv6 starts.
+pub fn render_fallback(lan: &Ifaces, out: &mut String) -> Result<usize, fmt::Error> {
+    fallback_family(lan, Family::V4, false, out)?;
+    let at = out.len();
+    fallback_family(lan, Family::V6, false, out)?;
+    Ok(at)
+}
+
+/// The emergency rule set (see nft.rs `render_emergency`).
+pub fn render_emergency(out: &mut String) -> Result<usize, fmt::Error> {
+    let none = Ifaces::new();
+    fallback_family(&none, Family::V4, true, out)?;
+    let at = out.len();
+    fallback_family(&none, Family::V6, true, out)?;
+    Ok(at)
+}

@@ -1,0 +1,223 @@
+//! The nftables renderer: the model as one `nft -f` file.
+//!
+//! The file replaces nasboot's own tables atomically and leaves every other
+//! table alone: `table inet nasboot {}` (creates it if missing), then
+//! `delete table inet nasboot`, then the new definition, all in one file,
+//! which `nft -f` commits as one kernel transaction (nft(8), "nft -f").
+//! The same is done for `table ip nasboot_nat`, which exists only with
+//! `forward = true`. Priorities are numbers (raw -300, filter 0, srcnat
+//! 100, dstnat -100) so that nft releases older than 0.9.1, which lack the
+//! names, read the file too.
+//!
+//! Shape (see `firewall/mod.rs` for the reasons): an input chain with
+//! policy drop that accepts loopback and dispatches on the input interface
+//! with one verdict map, so a LAN packet costs one rule and one map
+//! lookup; per-zone chains with named port sets; no `ct` expression, no
+//! NAT and no helper in the stateless profile.
+
+use std::fmt::{self, Write};
+
+use super::model::{Ifaces, Kind, Model, Ports, Zone, DHCP4, DHCP6, REPLY_UDP_SPORTS};
+
+/// ICMP types a WAN (and a restricted LAN) accepts.
+const ICMP4: &str = "echo-reply, destination-unreachable, time-exceeded";
+/// ICMPv6 types: errors, and neighbour discovery (133-136).
+const ICMP6: &str = "echo-reply, destination-unreachable, packet-too-big, time-exceeded, nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert";
+
+fn iface_set(out: &mut String, ifaces: &Ifaces) -> fmt::Result {
+    out.push_str("{ ");
+    for (i, name) in ifaces.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write!(out, "\"{name}\"")?;
+    }
+    out.push_str(" }");
+    Ok(())
+}
+
+fn port_list(out: &mut String, ports: &[u16]) -> fmt::Result {
+    for (i, p) in ports.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write!(out, "{p}")?;
+    }
+    Ok(())
+}
+
+fn set(out: &mut String, name: &str, ports: &Ports) -> fmt::Result {
+    if ports.is_empty() {
+        return Ok(());
+    }
+    write!(out, "\tset {name} {{\n\t\ttype inet_service\n\t\telements = {{ ")?;
+    port_list(out, ports)?;
+    out.push_str(" }\n\t}\n");
+    Ok(())
+}
+
+/// Rules that let replies to the box's own connections in without
+/// connection tracking: no TCP SYN without ACK (so no new inbound TCP
+/// connection); any other TCP (replies; this also lets ACK scans reach
+/// the TCP stack, which answers them with RST); UDP from DNS and NTP
+/// servers; DHCP and DHCPv6 server replies; essential ICMP and ICMPv6.
+fn stateless_replies(out: &mut String) -> fmt::Result {
+    out.push_str("\t\ttcp flags & (syn | ack) == syn drop\n");
+    out.push_str("\t\tmeta l4proto tcp accept\n");
+    out.push_str("\t\tudp sport { ");
+    port_list(out, &REPLY_UDP_SPORTS)?;
+    out.push_str(" } accept\n");
+    writeln!(out, "\t\tudp sport {} udp dport {} accept", DHCP4.0, DHCP4.1)?;
+    writeln!(out, "\t\tudp sport {} udp dport {} accept", DHCP6.0, DHCP6.1)?;
+    icmp(out)
+}
+
+fn icmp(out: &mut String) -> fmt::Result {
+    writeln!(out, "\t\ticmp type {{ {ICMP4} }} accept")?;
+    writeln!(out, "\t\ticmpv6 type {{ {ICMP6} }} accept")
+}
+
+fn zone_services(out: &mut String, zone: &str, z: &Zone) -> fmt::Result {
+    if !z.tcp.is_empty() {
+        writeln!(out, "\t\ttcp dport @{zone}_tcp accept")?;
+    }
+    if !z.udp.is_empty() {
+        writeln!(out, "\t\tudp dport @{zone}_udp accept")?;
+    }
+    Ok(())
+}
+
+fn base_chain(out: &mut String, name: &str, hook: &str, priority: i32, policy: &str) -> fmt::Result {
+    writeln!(out, "\tchain {name} {{\n\t\ttype filter hook {hook} priority {priority}; policy {policy};")
+}
+
+/// Render the rule set for `m` into `out`.
+pub fn render(m: &Model, out: &mut String) -> fmt::Result {
+    writeln!(out, "#!/usr/sbin/nft -f")?;
+    writeln!(out, "# nasboot firewall: profile {} (nftables)", kind_name(m.kind))?;
+    out.push_str("table inet nasboot {}\ndelete table inet nasboot\n");
+    if m.kind != Kind::Off {
+        out.push_str("table inet nasboot {\n");
+        set(out, "lan_tcp", &m.lan.tcp)?;
+        set(out, "lan_udp", &m.lan.udp)?;
+        set(out, "wan_tcp", &m.wan.tcp)?;
+        set(out, "wan_udp", &m.wan.udp)?;
+        if m.notrack_lan() {
+            // Storage traffic skips connection tracking; with forwarding,
+            // only what is addressed to the box itself (LAN to WAN flows
+            // need conntrack for the masquerade).
+            base_chain(out, "raw_prerouting", "prerouting", -300, "accept")?;
+            out.push_str("\t\tiifname ");
+            iface_set(out, &m.lan_ifaces)?;
+            out.push_str(if m.forward { " fib daddr type local notrack\n" } else { " notrack\n" });
+            out.push_str("\t}\n");
+            base_chain(out, "raw_output", "output", -300, "accept")?;
+            out.push_str("\t\toifname ");
+            iface_set(out, &m.lan_ifaces)?;
+            out.push_str(" notrack\n\t}\n");
+        }
+        base_chain(out, "input", "input", 0, "drop")?;
+        out.push_str("\t\tiif lo accept\n");
+        let lan_verdict = if m.lan.all { "accept" } else { "jump lan" };
+        if !m.lan_ifaces.is_empty() || !m.wan_ifaces.is_empty() {
+            out.push_str("\t\tiifname vmap { ");
+            let lan = m.lan_ifaces.iter().map(|n| (n, lan_verdict));
+            let wan = m.wan_ifaces.iter().map(|n| (n, "jump wan"));
+            for (i, (name, verdict)) in lan.chain(wan).enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write!(out, "\"{name}\" : {verdict}")?;
+            }
+            out.push_str(" }\n");
+        }
+        out.push_str("\t}\n");
+        base_chain(out, "forward", "forward", 0, "drop")?;
+        if m.forward && !m.lan_ifaces.is_empty() {
+            out.push_str("\t\tiifname ");
+            iface_set(out, &m.lan_ifaces)?;
+            out.push_str(" oifname ");
+            iface_set(out, &m.wan_ifaces)?;
+            out.push_str(" accept\n\t\tiifname ");
+            iface_set(out, &m.wan_ifaces)?;
+            out.push_str(" oifname ");
+            iface_set(out, &m.lan_ifaces)?;
+            out.push_str(" ct state established,related accept\n");
+        }
+        out.push_str("\t}\n");
+        if !m.lan.all {
+            // A LAN limited to services: the services, the LAN's own pings,
+            // and (stateless, as LAN traffic is never tracked) replies.
+            out.push_str("\tchain lan {\n");
+            zone_services(out, "lan", &m.lan)?;
+            out.push_str("\t\ticmp type echo-request accept\n\t\ticmpv6 type echo-request accept\n");
+            stateless_replies(out)?;
+            out.push_str("\t\tdrop\n\t}\n");
+        }
+        out.push_str("\tchain wan {\n");
+        if m.kind == Kind::Stateful {
+            out.push_str("\t\tct state established,related accept\n\t\tct state invalid drop\n");
+            zone_services(out, "wan", &m.wan)?;
+            icmp(out)?;
+        } else {
+            zone_services(out, "wan", &m.wan)?;
+            stateless_replies(out)?;
+        }
+        if let Some(rate) = m.log_rate {
+            writeln!(out, "\t\tlimit rate {rate}/minute burst 5 packets log prefix \"nasboot-wan-drop: \"")?;
+        }
+        out.push_str("\t\tdrop\n\t}\n}\n");
+    }
+    out.push_str("table ip nasboot_nat {}\ndelete table ip nasboot_nat\n");
+    if m.forward && m.kind != Kind::Off && !m.wan_ifaces.is_empty() {
+        // Kernels before 4.18 need both NAT hooks registered.
+        out.push_str("table ip nasboot_nat {\n\tchain prerouting {\n\t\ttype nat hook prerouting priority -100; policy accept;\n\t}\n");
+        out.push_str("\tchain postrouting {\n\t\ttype nat hook postrouting priority 100; policy accept;\n\t\toifname ");
+        iface_set(out, &m.wan_ifaces)?;
+        out.push_str(" masquerade\n\t}\n}\n");
+    }
+    Ok(())
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Stateless => "stateless",
+        Kind::Stateful => "stateful",
+        Kind::Off => "off",
+    }
+}
+
+/// The fallback when the configured rule set does not load: loopback and
+/// the LAN interfaces accepted, everything else dropped, nothing forwarded.
+pub fn render_fallback(lan: &Ifaces, out: &mut String) -> fmt::Result {
+    out.push_str("# nasboot firewall: fallback (the configured rule set did not load)\n");
+    out.push_str("table inet nasboot {}\ndelete table inet nasboot\ntable inet nasboot {\n");
+    base_chain(out, "input", "input", 0, "drop")?;
+    out.push_str("\t\tiif lo accept\n");
+    if !lan.is_empty() {
+        out.push_str("\t\tiifname ");
+        iface_set(out, lan)?;
+        out.push_str(" accept\n");
+    }
+    out.push_str("\t}\n");
+    base_chain(out, "forward", "forward", 0, "drop")?;
+    out.push_str("\t}\n}\ntable ip nasboot_nat {}\ndelete table ip nasboot_nat\n");
+    Ok(())
+}
+
+/// The emergency rule set for a board whose profile cannot be read, so
+/// that no interface is known to be LAN: loopback, replies to connections
+/// the box opened (this engages conntrack, which is acceptable in an
+/// emergency), essential ICMP and ICMPv6 (neighbour discovery), and
+/// nothing else. The serial console is the way in.
+pub fn render_emergency(out: &mut String) -> fmt::Result {
+    out.push_str("# nasboot firewall: emergency (the profile could not be read)\n");
+    out.push_str("table inet nasboot {}\ndelete table inet nasboot\ntable inet nasboot {\n");
+    base_chain(out, "input", "input", 0, "drop")?;
+    out.push_str("\t\tiif lo accept\n\t\tct state established,related accept\n");
+    icmp(out)?;
+    out.push_str("\t}\n");
+    base_chain(out, "forward", "forward", 0, "drop")?;
+    out.push_str("\t}\n}\ntable ip nasboot_nat {}\ndelete table ip nasboot_nat\n");
+    Ok(())
+}

@@ -1,0 +1,407 @@
+//! Golden files for both backends and every profile, the properties the
+//! design promises (no conntrack in the stateless rule set, one rule and
+//! one map lookup for a LAN packet), and loading through the FakeRunner.
+//!
+//! Regenerate the golden files with `NASBOOT_BLESS=1 cargo test --lib firewall`.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::time::Duration;
+
+use super::apply::{self, Confirm};
+use super::*;
+use crate::config::parse_bytes;
+use crate::seam::fake::FakeBoard;
+use crate::seam::Output;
+
+const IFACES: &str = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
+
+/// (golden name, [firewall] section)
+const PROFILES: &[(&str, &str)] = &[
+    ("stateless", ""),
+    (
+        "stateless-services",
+        "lan_services = [\"ssh\", \"nfs\", \"smb\"]\nlan_tcp_ports = [8080]\nmountd_port = 4002\nwan_services = [\"ssh\"]\nwan_udp_ports = [51820]\n",
+    ),
+    ("stateful", "profile = \"stateful\"\nwan_services = [\"https\"]\n"),
+    ("off", "profile = \"off\"\n"),
+    ("forward", "forward = true\nlog_rate = 30\n"),
+];
+
+fn profile(section: &str) -> Profile {
+    let text = format!("{IFACES}[firewall]\n{section}");
+    parse_bytes("t.toml", text.as_bytes()).expect("valid profile").profile
+}
+
+fn observed() -> Observed {
+    Observed { ipv6: true, ..Observed::default() }
+}
+
+macro_rules! goldens {
+    ($($name:literal),*) => {
+        &[$(
+            ($name, include_str!(concat!("../../tests/golden/firewall/", $name))),
+        )*]
+    };
+}
+
+const GOLDEN: &[(&str, &str)] = goldens!(
+    "stateless.nft",
+    "stateless.iptables",
+    "stateless-services.nft",
+    "stateless-services.iptables",
+    "stateful.nft",
+    "stateful.iptables",
+    "off.nft",
+    "off.iptables",
+    "forward.nft",
+    "forward.iptables",
+    "fallback.nft",
+    "fallback.iptables",
+    "emergency.nft",
+    "emergency.iptables"
+);
+
+fn ext(b: Backend) -> &'static str {
+    match b {
+        Backend::Nftables => "nft",
+        Backend::Iptables => "iptables",
+    }
+}
+
+fn check_golden(name: &str, got: &str) {
+    let path = format!("tests/golden/firewall/{name}");
+    if std::env::var_os("NASBOOT_BLESS").is_some() {
+        let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(&path);
+        std::fs::write(&full, got).expect("write golden");
+        return;
+    }
+    let want = GOLDEN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
+    let want = want.unwrap_or_else(|| panic!("{path}: no such golden file in the GOLDEN list"));
+    assert!(want == got, "{path} differs (NASBOOT_BLESS=1 regenerates it):\n--- want\n{want}\n--- got\n{got}");
+}
+
+#[test]
+fn goldens_for_every_profile_and_backend() {
+    for (name, section) in PROFILES {
+        let m = model::from_profile(&profile(section));
+        for b in [Backend::Nftables, Backend::Iptables] {
+            check_golden(&format!("{name}.{}", ext(b)), &render(&m, b, &observed()).text);
+        }
+    }
+    let lan = model::from_profile(&profile("")).lan_ifaces;
+    for b in [Backend::Nftables, Backend::Iptables] {
+        check_golden(&format!("fallback.{}", ext(b)), &fallback(&lan, b, true).text);
+        check_golden(&format!("emergency.{}", ext(b)), &emergency(b, true).text);
+    }
+}
+
+/// Words that would engage connection tracking.
+const CONNTRACK_WORDS: &[&str] = &[
+    "ct", "notrack", "conntrack", "state", "--state", "--ctstate", "CT", "--notrack", "NOTRACK", "nat", "*nat", "*raw",
+    "masquerade", "MASQUERADE", "snat", "dnat", "SNAT", "DNAT", "helper",
+];
+
+#[test]
+fn stateless_never_engages_conntrack() {
+    for section in ["", "lan_services = [\"nfs\"]\nwan_services = [\"ssh\"]\n"] {
+        let m = model::from_profile(&profile(section));
+        assert!(!m.uses_conntrack());
+        for b in [Backend::Nftables, Backend::Iptables] {
+            let text = render(&m, b, &observed()).text;
+            for line in text.lines().filter(|l| !l.starts_with('#')) {
+                // The nat table is only named to delete it.
+                if line.ends_with("nasboot_nat {}") || line.ends_with("table ip nasboot_nat") {
+                    continue;
+                }
+                for word in line.split_whitespace() {
+                    assert!(!CONNTRACK_WORDS.contains(&word), "{b} stateless rule set has `{word}`: {line}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_lan_packet_costs_one_rule_and_one_map_lookup() {
+    let m = model::from_profile(&profile(""));
+    let text = render(&m, Backend::Nftables, &observed()).text;
+    let input = text.split("chain input {").nth(1).unwrap().split("\n\t}").next().unwrap();
+    let rules: Vec<&str> = input.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("type ")).collect();
+    assert_eq!(rules, ["iif lo accept", "iifname vmap { \"eth1\" : accept, \"eth0\" : jump wan }"], "{input}");
+    let text = render(&m, Backend::Iptables, &observed()).text;
+    let first = text.lines().find(|l| l.starts_with("-A INPUT")).unwrap();
+    assert_eq!(first, "-A INPUT -i eth1 -j ACCEPT");
+}
+
+#[test]
+fn re_apply_replaces_only_nasboots_tables() {
+    let text = render(&model::from_profile(&profile("forward = true")), Backend::Nftables, &observed()).text;
+    let starts: Vec<&str> = text.lines().filter(|l| l.starts_with("table") || l.starts_with("delete")).collect();
+    assert_eq!(
+        starts,
+        [
+            "table inet nasboot {}",
+            "delete table inet nasboot",
+            "table inet nasboot {",
+            "table ip nasboot_nat {}",
+            "delete table ip nasboot_nat",
+            "table ip nasboot_nat {"
+        ]
+    );
+    assert!(!text.contains("flush ruleset"));
+}
+
+#[test]
+fn multiport_takes_at_most_15_ports_a_rule() {
+    let mut section = String::from("lan_services = [\"ssh\"]\nlan_tcp_ports = [");
+    for p in 1000..1020 {
+        section.push_str(&format!("{p}, "));
+    }
+    section.push_str("2000]\n");
+    let text = render(&model::from_profile(&profile(&section)), Backend::Iptables, &observed()).text;
+    let rules: Vec<&str> = text.lines().filter(|l| l.contains("--dports")).take(2).collect();
+    assert_eq!(rules[0].split("--dports ").nth(1).unwrap().split(' ').next().unwrap().split(',').count(), 15);
+    assert_eq!(rules[1], "-A nasboot-lan -p tcp -m multiport --dports 1014,1015,1016,1017,1018,1019,2000 -j ACCEPT");
+}
+
+#[test]
+fn iptables_cleans_raw_and_nat_left_by_an_earlier_rule_set() {
+    let m = model::from_profile(&profile(""));
+    let now = Observed { ipv6: true, left4: iptables::Leftovers { raw: true, nat: true }, ..Observed::default() };
+    let rs = render(&m, Backend::Iptables, &now);
+    assert!(rs.v4().contains("*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-F PREROUTING\n-F OUTPUT\nCOMMIT\n"));
+    assert!(rs.v4().contains("*nat\n:POSTROUTING ACCEPT [0:0]\n-F POSTROUTING\nCOMMIT\n"));
+    assert!(!rs.v6().contains("*raw"));
+    assert_eq!(iptables::Leftovers::from_names("filter\nraw\n"), iptables::Leftovers { raw: true, nat: false });
+}
+
+fn board() -> FakeBoard {
+    let mut b = FakeBoard::new();
+    for p in ["nft", "iptables-restore", "ip6tables-restore", "iptables-save", "ip6tables-save"] {
+        b.runner.programs.insert(p.to_string());
+    }
+    b.sysctl.values.insert("kernel.osrelease".into(), "6.1.0-50-4kc-malta\n".into());
+    b.sysctl.values.insert("net.ipv6.conf.all.disable_ipv6".into(), "0".into());
+    b
+}
+
+fn fail(stderr: &str) -> Output {
+    Output { code: Some(1), stderr: stderr.as_bytes().to_vec(), ..Output::default() }
+}
+
+fn ok(stdout: &str) -> Output {
+    Output { code: Some(0), stdout: stdout.as_bytes().to_vec(), ..Output::default() }
+}
+
+fn plan_on(b: &mut FakeBoard, section: &str) -> Action {
+    let p = profile(section);
+    let now = observe(&p, &mut b.seams());
+    let mut actions = plan(&p, &now);
+    assert_eq!(actions.len(), 1);
+    actions.remove(0)
+}
+
+#[test]
+fn nft_checks_then_loads_from_stdin() {
+    let mut b = board();
+    let a = plan_on(&mut b, "");
+    super::apply(&a, &mut b.seams()).unwrap();
+    assert_eq!(b.effects(), ["run nft -c -f -", "run nft -f -"]);
+    let Action::Load { rules, .. } = &a;
+    assert_eq!(b.runner.stdins, [rules.text.as_bytes(), rules.text.as_bytes()]);
+}
+
+#[test]
+fn iptables_checks_both_families_before_loading_either() {
+    let mut b = board();
+    let a = plan_on(&mut b, "backend = \"iptables\"");
+    super::apply(&a, &mut b.seams()).unwrap();
+    assert_eq!(
+        b.effects(),
+        [
+            "run nft list tables",
+            "run iptables-restore --test --noflush",
+            "run ip6tables-restore --test --noflush",
+            "run iptables-restore --noflush",
+            "run ip6tables-restore --noflush"
+        ]
+    );
+    assert!(String::from_utf8_lossy(&b.runner.stdins[2]).contains("IPv6"));
+}
+
+#[test]
+fn rejected_rule_set_loads_the_fallback_and_quotes_the_line() {
+    let mut b = board();
+    let a = plan_on(&mut b, "");
+    b.runner.answers = VecDeque::from([fail(
+        "/dev/stdin:5:9-12: Error: syntax error, unexpected rule\n\t\tbogus rule\n\t\t      ^^^^\n",
+    )]);
+    let e = super::apply(&a, &mut b.seams()).unwrap_err();
+    assert_eq!(e.subject, "nft");
+    assert_eq!(e.severity, crate::apply::Severity::Fatal);
+    assert!(
+        e.message.starts_with("nft rejected the rule set: /dev/stdin:5:9-12: Error: syntax error, unexpected rule (line 5: `table inet nasboot {`)"),
+        "{e}"
+    );
+    assert!(e.message.ends_with("loaded the fallback rule set instead (nftables: loopback and LAN only)"), "{e}");
+    assert_eq!(b.effects(), ["run nft -c -f -", "run nft -c -f -", "run nft -f -"]);
+    let lan = model::from_profile(&profile("")).lan_ifaces;
+    assert_eq!(b.runner.stdins[2], fallback(&lan, Backend::Nftables, true).text.as_bytes());
+}
+
+#[test]
+fn fallback_uses_the_other_backend_when_its_own_fails_too() {
+    let mut b = board();
+    let a = plan_on(&mut b, "");
+    b.runner.answers = VecDeque::from([fail("nft: kernel says no\n"), fail("nft: kernel says no\n")]);
+    let e = super::apply(&a, &mut b.seams()).unwrap_err();
+    assert!(e.message.contains("loaded the fallback rule set instead (iptables"), "{e}");
+    assert_eq!(b.effects()[2..], ["run iptables-restore --test --noflush", "run ip6tables-restore --test --noflush", "run iptables-restore --noflush", "run ip6tables-restore --noflush"]);
+}
+
+#[test]
+fn iptables_error_line_is_quoted_from_the_right_family() {
+    let mut b = board();
+    let a = plan_on(&mut b, "backend = \"iptables\"");
+    b.runner.answers = VecDeque::from([
+        ok(""),
+        fail("ip6tables-restore v1.8.9 (legacy): unknown option \"--bogus\"\nError occurred at line: 3\nTry `ip6tables-restore -h'\n"),
+    ]);
+    let e = super::apply(&a, &mut b.seams()).unwrap_err();
+    assert_eq!(e.subject, "ip6tables-restore");
+    assert!(e.message.contains("unknown option \"--bogus\" (line 3: `:INPUT DROP [0:0]`)"), "{e}");
+}
+
+#[test]
+fn missing_tool_changes_nothing() {
+    let mut b = board();
+    let a = plan_on(&mut b, "");
+    b.runner.programs.remove("nft");
+    let e = super::apply(&a, &mut b.seams()).unwrap_err();
+    assert_eq!(e.to_string(), "nft: `nft` is not on PATH: nothing was loaded; the previous rule set is kept");
+    assert_eq!(b.effects(), Vec::<String>::new());
+}
+
+#[test]
+fn off_without_any_tool_plans_nothing() {
+    let mut b = FakeBoard::new();
+    let p = profile("profile = \"off\"");
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(plan(&p, &now), Vec::new());
+}
+
+#[test]
+fn auto_backend_follows_the_kernel() {
+    let mut b = board();
+    b.sysctl.values.insert("kernel.osrelease".into(), "2.6.39\n".into());
+    let Action::Load { rules, .. } = plan_on(&mut b, "");
+    assert_eq!(rules.backend, Backend::Iptables);
+    let mut b = board();
+    let Action::Load { rules, .. } = plan_on(&mut b, "");
+    assert_eq!(rules.backend, Backend::Nftables);
+}
+
+#[test]
+fn confirmed_apply_keeps_the_new_rules() {
+    let mut b = board();
+    let Action::Load { rules, fallback_lan } = plan_on(&mut b, "");
+    b.files.files.insert(crate::paths::FIREWALL_CONFIRM.into(), b"tok-1\n".to_vec());
+    b.runner.answers = VecDeque::from([ok("table inet nasboot {\n}\n"), fail("Error: No such file or directory\n")]);
+    let mut slept = 0;
+    let mut said = Vec::new();
+    apply::load_confirmed(
+        &rules,
+        fallback_lan.as_ref(),
+        &Confirm { seconds: 2, token: "tok-1" },
+        &mut b.seams(),
+        &mut |_| slept += 1,
+        &mut |s| said.push(s.to_string()),
+    )
+    .unwrap();
+    assert_eq!(slept, 1);
+    assert_eq!(said.last().unwrap(), "firewall confirmed");
+    assert_eq!(
+        b.effects(),
+        [
+            "run nft list table inet nasboot",
+            "run nft list table ip nasboot_nat",
+            "replace /run/nasboot/firewall.previous",
+            "run nft -c -f -",
+            "run nft -f -",
+            "replace /run/nasboot/firewall.pending",
+            "replace /run/nasboot/firewall.pending"
+        ]
+    );
+}
+
+#[test]
+fn unconfirmed_apply_rolls_back_after_the_timeout() {
+    let mut b = board();
+    let Action::Load { rules, fallback_lan } = plan_on(&mut b, "");
+    let before = "table inet nasboot {\n\tchain input {\n\t}\n}\n";
+    b.runner.answers = VecDeque::from([ok(before), fail("Error: No such file or directory\n")]);
+    // A confirmation left from an earlier apply does not count.
+    b.files.files.insert(crate::paths::FIREWALL_CONFIRM.into(), b"old-token".to_vec());
+    let mut slept = Duration::ZERO;
+    let e = apply::load_confirmed(
+        &rules,
+        fallback_lan.as_ref(),
+        &Confirm { seconds: 2, token: "tok-2" },
+        &mut b.seams(),
+        &mut |d| slept += d,
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert_eq!(e.to_string(), "firewall: not confirmed within 2 s: the previous rule set is back");
+    assert_eq!(slept, Duration::from_secs(2));
+    let previous = format!("table inet nasboot {{}}\ndelete table inet nasboot\n{before}table ip nasboot_nat {{}}\ndelete table ip nasboot_nat\n");
+    assert_eq!(b.runner.stdins.last().unwrap(), previous.as_bytes());
+    assert_eq!(b.files.files[Path::new(crate::paths::FIREWALL_PREVIOUS)], previous.as_bytes());
+    assert_eq!(b.files.files[Path::new(crate::paths::FIREWALL_PENDING)], b"");
+    assert_eq!(b.effects()[b.effects().len() - 2..], ["run nft -c -f -", "run nft -f -"]);
+}
+
+#[test]
+fn iptables_rollback_restores_saved_tables_and_empties_the_rest() {
+    let mut b = board();
+    let Action::Load { rules, .. } = plan_on(&mut b, "backend = \"iptables\"\nforward = true");
+    b.runner.answers = VecDeque::from([ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"), ok("")]);
+    let prev = apply::save_previous(&rules, &mut b.seams()).unwrap();
+    assert!(!prev.noflush);
+    assert_eq!(prev.v4(), format!("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n{}{}", "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n", "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n"));
+    assert!(prev.v6().starts_with("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n*raw\n"));
+    apply::check_and_load(&prev, &mut b.seams()).unwrap();
+    assert_eq!(
+        b.effects()[3..],
+        ["run iptables-restore --test", "run ip6tables-restore --test", "run iptables-restore", "run ip6tables-restore"]
+    );
+}
+
+#[test]
+fn confirm_without_a_waiting_apply_fails() {
+    let mut b = board();
+    let e = apply::confirm(&mut b.seams()).unwrap_err();
+    assert_eq!(e.to_string(), "firewall confirm: no `firewall apply --confirm` is waiting");
+    b.files.files.insert(crate::paths::FIREWALL_PENDING.into(), b"tok-3".to_vec());
+    apply::confirm(&mut b.seams()).unwrap();
+    assert_eq!(b.files.files[Path::new(crate::paths::FIREWALL_CONFIRM)], b"tok-3");
+}
+
+#[test]
+fn emergency_loads_with_either_backend() {
+    let mut b = board();
+    b.runner.programs.remove("nft");
+    assert_eq!(apply::load_emergency(Backend::Nftables, true, &mut b.seams()).unwrap(), Backend::Iptables);
+    let text = String::from_utf8_lossy(&b.runner.stdins[0]).into_owned();
+    assert!(text.contains("-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"), "{text}");
+}
+
+#[test]
+fn explain_reads_nft_and_iptables_messages() {
+    let text = "a\nb\nc\n";
+    assert_eq!(apply::explain(b"/dev/stdin:2:1-3: Error: nope\n", text), "/dev/stdin:2:1-3: Error: nope (line 2: `b`)");
+    assert_eq!(apply::explain(b"iptables-restore: line 3 failed\n", text), "iptables-restore: line 3 failed (line 3: `c`)");
+    assert_eq!(apply::explain(b"x\nError occurred at line: 9\n", text), "x");
+    assert_eq!(apply::explain(b"", text), "(no message)");
+}
