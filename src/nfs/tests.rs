@@ -421,6 +421,8 @@ const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("backslash and octal digits", "[[nfs.export]]\npath = '/srv/a\\101'\n", 14, 8, "nfs.export[0].path", "etab"),
     ("client with options", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"host(rw)\"]\n", 15, 12, "nfs.export[0].clients[0]", "not a host"),
     ("unknown export key", "[[nfs.export]]\npath = \"/srv\"\nnohide = true\n", 15, 1, "nfs.export[0].nohide", "unknown field"),
+    ("no versions", "[nfs]\nversions = []\n", 14, 1, "nfs.versions", "at least one"),
+    ("4.1 without 4", "[nfs]\nversions = [\"3\", \"4.1\"]\n", 14, 1, "nfs.versions", "need \"4\""),
     ("unknown preset", "[nfs]\npreset = \"fast\"\n", 14, 10, "nfs.preset", "unknown variant `fast`"),
     ("samba share reserved", "[samba]\n[[samba.share]]\nname = \"global\"\npath = \"/srv\"\n", 15, 8, "samba.share[0].name", "reserved"),
     ("samba share twice", "[samba]\n[[samba.share]]\nname = \"a\"\npath = \"/srv\"\n[[samba.share]]\nname = \"A\"\npath = \"/srv\"\n", 18, 8, "samba.share[1].name", "twice"),
