@@ -1,0 +1,278 @@
+# shellcheck shell=bash
+# Toolchain helpers for nasboot: install the cross toolchains and run cargo
+# for any board target with the right flags.  Sourced by scripts/build,
+# scripts/test and friends; defines functions and constants only (sourcing
+# it runs nothing and changes no shell options).
+#
+# Public interface:
+#   toolchain_install [TARGET...]   install what building/testing TARGETs
+#                                   needs (default: all targets); idempotent,
+#                                   fast when everything is there
+#   toolchain_cargo TARGET SUBCMD [ARGS...]
+#                                   run `cargo SUBCMD --target TARGET ARGS...`
+#                                   with -Z build-std (+ RUSTC_BOOTSTRAP=1 on
+#                                   the pinned stable) when TARGET needs it,
+#                                   and +crt-static for the host target
+#   toolchain_test TARGET [ARGS...] `cargo test` for TARGET under qemu-user
+#                                   (the runners are in .cargo/config.toml)
+#   toolchain_resolve NAME          alias (host, ppc, mips, ...) -> triple
+#   toolchain_runner TARGET         qemu-user binary for TARGET ("" for host)
+#   toolchain_needs_build_std TARGET  true when std is built from rust-src
+#   toolchain_bin_dir TARGET [PROFILE]  where cargo puts TARGET's binaries
+#   toolchain_target_dir TARGET     the CARGO_TARGET_DIR used for TARGET
+#                                   (target/build-std for build-std targets)
+#   TOOLCHAIN_TARGETS               the default target list (array)
+#
+# Pinned toolchain: the machine's stable Rust, checked to be
+# $TOOLCHAIN_RUST_VERSION.  Tier-3 targets (mips, mipsel, sparc) build std
+# from the rust-src component with `-Z build-std=std,panic_abort`, allowed on
+# stable by RUSTC_BOOTSTRAP=1 (set only for those cargo invocations).  No
+# nightly is used.
+#
+# Environment knobs:
+#   NASBOOT_RUST_ANY=1        accept a rustc other than the pinned version
+#   NASBOOT_BUILD_STD=always  build std from source for every cross target
+#                             (default "auto": only where no prebuilt std)
+#   NASBOOT_NO_INSTALL=1      toolchain_install only checks, installs nothing
+
+TOOLCHAIN_RUST_VERSION=${TOOLCHAIN_RUST_VERSION:-1.95.0}
+TOOLCHAIN_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TOOLCHAIN_HOST=x86_64-unknown-linux-gnu
+TOOLCHAIN_TARGETS=(
+    x86_64-unknown-linux-gnu
+    powerpc-unknown-linux-gnu
+    mips-unknown-linux-gnu
+    mipsel-unknown-linux-gnu
+    sparc-unknown-linux-gnu
+    sparc64-unknown-linux-gnu
+)
+# Flags for a static, non-PIE host binary (same kind as the board binaries,
+# so the size table compares like with like).  Passed through the env var
+# only, never .cargo/config.toml: see the comment there.
+TOOLCHAIN_HOST_RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static"
+TOOLCHAIN_BUILD_STD="-Zbuild-std=std,panic_abort"
+
+toolchain_say() { printf 'toolchain: %s\n' "$*" >&2; }
+toolchain_die() { printf 'toolchain: error: %s\n' "$*" >&2; return 1; }
+
+# toolchain_resolve NAME: print the triple for a target name or alias.
+toolchain_resolve() {
+    case "$1" in
+        host | x86_64 | x86_64-unknown-linux-gnu) echo x86_64-unknown-linux-gnu ;;
+        ppc | powerpc | powerpc-unknown-linux-gnu) echo powerpc-unknown-linux-gnu ;;
+        mips | mips-unknown-linux-gnu) echo mips-unknown-linux-gnu ;;
+        mipsel | mipsel-unknown-linux-gnu) echo mipsel-unknown-linux-gnu ;;
+        sparc | sparc-unknown-linux-gnu) echo sparc-unknown-linux-gnu ;;
+        sparc64 | sparc64-unknown-linux-gnu) echo sparc64-unknown-linux-gnu ;;
+        *)
+            toolchain_die "unknown target '$1' (known: host powerpc mips mipsel sparc sparc64 or their triples)"
+            ;;
+    esac
+}
+
+# toolchain_tier3 TARGET: true for targets without any prebuilt std.
+toolchain_tier3() {
+    case "$1" in
+        mips-unknown-linux-gnu | mipsel-unknown-linux-gnu | sparc-unknown-linux-gnu) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
+toolchain_runner() {
+    case "$1" in
+        powerpc-unknown-linux-gnu) echo qemu-ppc ;;
+        mips-unknown-linux-gnu) echo qemu-mips ;;
+        mipsel-unknown-linux-gnu) echo qemu-mipsel ;;
+        sparc-unknown-linux-gnu) echo qemu-sparc32plus ;;
+        sparc64-unknown-linux-gnu) echo qemu-sparc64 ;;
+        *) echo "" ;;
+    esac
+}
+
+# toolchain_linker TARGET: the cross gcc used as linker (matches config.toml).
+toolchain_linker() {
+    case "$1" in
+        powerpc-unknown-linux-gnu) echo powerpc-linux-gnu-gcc ;;
+        mips-unknown-linux-gnu) echo mips-linux-gnu-gcc ;;
+        mipsel-unknown-linux-gnu) echo mipsel-linux-gnu-gcc ;;
+        sparc-unknown-linux-gnu | sparc64-unknown-linux-gnu) echo sparc64-linux-gnu-gcc ;;
+        *) echo gcc ;;
+    esac
+}
+
+# toolchain_apt_packages TARGET: Debian packages TARGET needs.  The libc6-dev
+# cross packages are only Recommends of the gcc ones, hence listed here.
+toolchain_apt_packages() {
+    case "$1" in
+        powerpc-unknown-linux-gnu) echo gcc-powerpc-linux-gnu libc6-dev-powerpc-cross qemu-user ;;
+        mips-unknown-linux-gnu) echo gcc-mips-linux-gnu libc6-dev-mips-cross qemu-user ;;
+        mipsel-unknown-linux-gnu) echo gcc-mipsel-linux-gnu libc6-dev-mipsel-cross qemu-user ;;
+        sparc-unknown-linux-gnu)
+            echo gcc-sparc64-linux-gnu libc6-dev-sparc-sparc64-cross lib32gcc-12-dev-sparc64-cross qemu-user
+            ;;
+        sparc64-unknown-linux-gnu) echo gcc-sparc64-linux-gnu libc6-dev-sparc64-cross qemu-user ;;
+        *) echo gcc libc6-dev ;;
+    esac
+}
+
+toolchain_sysroot() { rustc --print sysroot; }
+
+# toolchain_has_std TARGET: a prebuilt std for TARGET is installed.
+toolchain_has_std() {
+    local libdir
+    libdir="$(toolchain_sysroot)/lib/rustlib/$1/lib"
+    compgen -G "$libdir/libstd-*.rlib" >/dev/null
+}
+
+toolchain_has_rust_src() {
+    [ -f "$(toolchain_sysroot)/lib/rustlib/src/rust/library/Cargo.lock" ]
+}
+
+# toolchain_needs_build_std TARGET
+toolchain_needs_build_std() {
+    [ "$1" = "$TOOLCHAIN_HOST" ] && return 1
+    toolchain_tier3 "$1" && return 0
+    [ "${NASBOOT_BUILD_STD:-auto}" = always ] && return 0
+    ! toolchain_has_std "$1"
+}
+
+# toolchain_target_dir TARGET: the CARGO_TARGET_DIR toolchain_cargo uses.
+# build-std targets get their own (target/build-std): their cargo runs with
+# RUSTC_BOOTSTRAP=1, which proc-macro2's build script watches, so sharing the
+# host artifacts (proc-macros, build scripts) with the other targets would
+# rebuild proc-macro2/syn/serde_derive/serde every time the two kinds of
+# builds alternate.
+toolchain_target_dir() {
+    local dir=${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}
+    if toolchain_needs_build_std "$1"; then dir=$dir/build-std; fi
+    echo "$dir"
+}
+
+# toolchain_bin_dir TARGET [PROFILE]: where cargo puts TARGET's binaries.
+toolchain_bin_dir() {
+    echo "$(toolchain_target_dir "$1")/$1/${2:-release}"
+}
+
+toolchain_check_rust() {
+    command -v rustc >/dev/null && command -v cargo >/dev/null \
+        || toolchain_die "rustc/cargo not found (install Rust $TOOLCHAIN_RUST_VERSION with rustup)" || return
+    local have
+    have=$(rustc --version | awk '{print $2}')
+    if [ "$have" != "$TOOLCHAIN_RUST_VERSION" ]; then
+        if [ "${NASBOOT_RUST_ANY:-0}" = 1 ]; then
+            toolchain_say "warning: rustc $have, pinned $TOOLCHAIN_RUST_VERSION (NASBOOT_RUST_ANY=1)"
+        else
+            toolchain_die "rustc is $have, the project pins $TOOLCHAIN_RUST_VERSION (set NASBOOT_RUST_ANY=1 to go on anyway)" || return
+        fi
+    fi
+}
+
+# toolchain_apt_install PKG...: install the packages not installed yet.
+# Runs `apt-get update` at most once per shell (before installing if the
+# package lists are empty, or to retry a failed install), and waits for a
+# dpkg lock held by another apt instead of failing.
+TOOLCHAIN_APT_UPDATED=0
+toolchain_apt_update() {
+    [ "$TOOLCHAIN_APT_UPDATED" = 1 ] && return 0
+    toolchain_say "apt-get update"
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 -qq update >&2
+    TOOLCHAIN_APT_UPDATED=1
+}
+toolchain_apt_install() {
+    local missing=() p
+    for p in "$@"; do
+        case " ${missing[*]} " in *" $p "*) continue ;; esac
+        dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+    done
+    [ "${#missing[@]}" = 0 ] && return 0
+    if [ "${NASBOOT_NO_INSTALL:-0}" = 1 ]; then
+        toolchain_die "missing packages (NASBOOT_NO_INSTALL=1): ${missing[*]}"
+        return
+    fi
+    [ "$(id -u)" = 0 ] || toolchain_die "need root to apt-get install: ${missing[*]}" || return
+    if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then
+        toolchain_apt_update || return
+    fi
+    toolchain_say "apt-get install ${missing[*]}"
+    local apt=(apt-get -o DPkg::Lock::Timeout=900 -y -qq --no-install-recommends install)
+    if ! DEBIAN_FRONTEND=noninteractive "${apt[@]}" "${missing[@]}" >&2; then
+        if [ "$TOOLCHAIN_APT_UPDATED" = 1 ]; then
+            toolchain_die "apt-get install failed: ${missing[*]}"
+            return
+        fi
+        toolchain_apt_update || return
+        DEBIAN_FRONTEND=noninteractive "${apt[@]}" "${missing[@]}" >&2 \
+            || toolchain_die "apt-get install failed: ${missing[*]}" || return
+    fi
+}
+
+# toolchain_install [TARGET...]: everything building and testing the targets
+# needs: `file` (binary checks), Debian cross gcc + static glibc, qemu-user,
+# rust-src (for build-std), prebuilt std for tier-2 targets where rustup can
+# fetch it (otherwise std is built from rust-src, see
+# toolchain_needs_build_std).
+toolchain_install() {
+    local targets=("$@") t pkgs=(file) need_src=0
+    [ "${#targets[@]}" = 0 ] && targets=("${TOOLCHAIN_TARGETS[@]}")
+    for t in "${targets[@]}"; do
+        t=$(toolchain_resolve "$t") || return
+        # shellcheck disable=SC2207 # word lists from toolchain_apt_packages
+        pkgs+=($(toolchain_apt_packages "$t"))
+    done
+    toolchain_apt_install "${pkgs[@]}" || return
+    toolchain_check_rust || return
+    for t in "${targets[@]}"; do
+        t=$(toolchain_resolve "$t")
+        [ "$t" = "$TOOLCHAIN_HOST" ] && continue
+        if ! toolchain_tier3 "$t" && ! toolchain_has_std "$t"; then
+            if [ "${NASBOOT_NO_INSTALL:-0}" != 1 ]; then
+                toolchain_say "rustup target add $t"
+                rustup target add "$t" >/dev/null 2>&1 \
+                    || toolchain_say "no prebuilt std for $t available here: std will be built from rust-src"
+            fi
+        fi
+        toolchain_needs_build_std "$t" && need_src=1
+    done
+    if [ "$need_src" = 1 ] && ! toolchain_has_rust_src; then
+        [ "${NASBOOT_NO_INSTALL:-0}" = 1 ] && { toolchain_die "rust-src component missing"; return; }
+        toolchain_say "rustup component add rust-src"
+        rustup component add rust-src >&2 || toolchain_die "rustup component add rust-src failed" || return
+    fi
+    for t in "${targets[@]}"; do
+        t=$(toolchain_resolve "$t")
+        local tool
+        for tool in "$(toolchain_linker "$t")" "$(toolchain_runner "$t")"; do
+            [ -z "$tool" ] || command -v "$tool" >/dev/null \
+                || toolchain_die "$tool not found after install (target $t)" || return
+        done
+    done
+}
+
+# toolchain_cargo TARGET SUBCMD [ARGS...]: cargo for one target.  The
+# --target goes right after SUBCMD, so ARGS may contain `-- test-args`.
+# Runs in the repository root.  Does not install anything: call
+# toolchain_install first.
+toolchain_cargo() {
+    [ "$#" -ge 2 ] || toolchain_die "usage: toolchain_cargo TARGET SUBCMD [ARGS...]" || return
+    local t sub=$2
+    t=$(toolchain_resolve "$1") || return
+    shift 2
+    local pre=() env=()
+    if [ "$t" = "$TOOLCHAIN_HOST" ]; then
+        env+=("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS=${CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS:-$TOOLCHAIN_HOST_RUSTFLAGS}")
+    elif toolchain_needs_build_std "$t"; then
+        pre+=("$TOOLCHAIN_BUILD_STD")
+        env+=(RUSTC_BOOTSTRAP=1 "CARGO_TARGET_DIR=$(toolchain_target_dir "$t")")
+    fi
+    (cd "$TOOLCHAIN_REPO" && env "${env[@]}" cargo "${pre[@]}" "$sub" --target "$t" "$@")
+}
+
+# toolchain_test TARGET [ARGS...]: the crate's tests for TARGET, run under
+# the qemu-user runner from .cargo/config.toml (natively for the host).
+# ARGS are cargo test arguments, e.g. `--lib` or `-- --test-threads=1`.
+toolchain_test() {
+    local t
+    t=$(toolchain_resolve "$1") || return
+    shift
+    toolchain_cargo "$t" test "$@"
+}
