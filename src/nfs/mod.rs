@@ -170,6 +170,12 @@ pub fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
     };
     if uses_nfs(p) {
         if !p.nfs.export.is_empty() {
+            if p.nfs.exports_d && now.file(paths::EXPORTS).is_none() {
+                // exportfs fails ("can't open /etc/exports") without it,
+                // even though it loads the drop-in.
+                let text = format!("# The board's own exports. nasboot's are in {EXPORTS_DROP_IN}.\n");
+                write(&mut actions, paths::EXPORTS, text, false);
+            }
             let path = if p.nfs.exports_d { EXPORTS_DROP_IN } else { paths::EXPORTS };
             write(&mut actions, path, exports::render(p, p.nfs.exports_d), true);
             if now.relocated {

