@@ -36,3 +36,11 @@ impl Sysctl for RealSysctl {
         self.files.write_kernel(Path::new(&proc_path(key)), line.as_bytes())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dotted_names_map_to_proc_sys() {
+        assert_eq!(super::proc_path("net.ipv4.conf.eth0.rp_filter"), "/proc/sys/net/ipv4/conf/eth0/rp_filter");
+    }
+}
