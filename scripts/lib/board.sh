@@ -765,6 +765,9 @@ board_run() {
         esac
         i=$((i + 1))
     done
+    # NICs without a backend only: no -netdev at all, so QEMU would add
+    # malta's default pcnet on top of them.
+    case " ${qemu_net[*]} " in *" -netdev "*) ;; *) qemu_net=(-nic none "${qemu_net[@]}") ;; esac
     if [ ${#hostfwds[@]} -gt 0 ] && [ "$fwd_done" = 0 ]; then
         board_usage_error "--hostfwd needs a --nic with the user backend"
     fi
