@@ -56,6 +56,7 @@ sleep 1
 [ "$(cat $P)" = "$pid" ] && alive "$pid"
 is "force-reload keeps the pid"
 check "force-reload re-read the profile: softdog timeout now 11 s" [ "$(wd_timeout)" = 11 ]
+has "the daemon's output goes to $LOG (start-stop-daemon --output)" "profile reloaded: petting every 1000 ms" "$(cat $LOG 2>&1)"
 out=$(initd restart 2>&1)
 rc=$?
 check "restart exits 0 ($out)" [ "$rc" -eq 0 ]
@@ -80,6 +81,29 @@ rc=$?
 [ "$rc" -eq 0 ] && wait_gone "$pid2"
 is "stop exits 0 ($out)"
 check "magic close again: softdog stopped" [ "$(wd_state)" = inactive ]
+
+# A daemon that does not stop (stopped by SIGSTOP, SIGTERM stays pending):
+# stop waits 10 s and fails saying so (no SIGKILL: left to the watchdog),
+# and restart does not start a second daemon over it.
+profile 30
+initd start >/dev/null 2>&1
+pid=$(cat $P 2>/dev/null || echo none)
+kill -STOP "$pid"
+out=$(initd restart 2>&1)
+rc=$?
+check "restart of a daemon that does not stop fails" [ "$rc" -ne 0 ]
+has "and says it is still running" "nasboot: still running 10 s after SIGTERM (pid $pid); left to the watchdog" "$out"
+alive "$pid" && [ "$(cat $P)" = "$pid" ] && [ "$(daemons)" -eq 1 ] && [ "$(wd_state)" = active ]
+is "no second daemon over it; softdog still armed"
+kill -CONT "$pid"
+wait_gone "$pid" && [ "$(wd_state)" = inactive ]
+is "resumed, it takes the pending SIGTERM: magic close"
+out=$(initd status 2>&1)
+rc=$?
+check "status of a daemon gone with its pidfile left exits 1 ($out)" [ "$rc" -eq 1 ]
+has "and says the pidfile is left" "nasboot is not running, but $P exists" "$out"
+initd stop >/dev/null 2>&1
+check "stop clears the stale pidfile" [ ! -e $P ]
 
 # LSB exit codes when nothing runs.
 out=$(initd stop 2>&1)
@@ -142,6 +166,14 @@ has "boot, broken profile: says the fallback was applied" "applied the built-in 
 is "boot, broken profile: no daemon"
 check "boot, broken profile: softdog closed" [ "$(wd_state)" = inactive ]
 lockdown "boot, broken profile"
+first=$(printf '%s\n' "$out" | sed -n 1p)
+second=$(printf '%s\n' "$out" | sed -n 2p)
+check "boot, broken profile: the console line is ended first ($first)" [ "$first" = "Starting nasboot: nasboot" ]
+case $second in
+"nasboot: profile rejected (status 2): nasboot: /etc/nasboot.toml:4:11: firewall.profile: unknown variant"*)
+	ok "boot, broken profile: the error is the next line, whole" ;;
+*) fail "boot, broken profile: the error is the next line, whole ($second)" ;;
+esac
 nft flush ruleset
 rm -f "$cfg"
 out=$(initd start 2>&1)
