@@ -10,7 +10,8 @@
 # status, reload and force-reload (SIGHUP: same pid, softdog's timeout
 # follows the profile), restart, stop (the magic close), the LSB exit
 # codes, /etc/default/nasboot, and a broken or missing profile at boot
-# (the error with file:line:column, no daemon, the lock-down rule set).
+# (the error with file:line:column, no daemon, the lock-down rule set, and
+# a WAN host on a veth pair in the guest that gets nothing through it).
 # tests/pkg/init-debian.sh checks the header and insserv on the host.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 debs=(dash dpkg zlib1g sysvinit-utils debianutils nftables)
 pkgb_setup board-debian
 "$PKGB_BOARD" debs "${debs[@]}" >/dev/null
-args=(--file "$T_TOP/board/init/debian/nasboot:/etc/init.d/nasboot" --with-module nft_ct)
+args=(--file "$T_TOP/board/init/debian/nasboot:/etc/init.d/nasboot" --with-module nft_ct --with-module veth)
 for d in "${debs[@]}"; do args+=(--deb "$d"); done
 pkgb_run "$here/board-guest-debian.sh" 240 "${args[@]}"
 # The kernel's lines only (the guest's own lines quote what they look for).
