@@ -103,7 +103,8 @@ board_host_tools() {
         "mkfs.ext2 e2fsprogs" \
         "debugfs e2fsprogs" \
         "ip iproute2" \
-        "timeout coreutils"
+        "timeout coreutils" \
+        "readelf binutils"
 }
 
 board_apt_updated=0
@@ -447,7 +448,12 @@ board_debs_tree() {
 # to a file in TREE's library directories (the closure is complete).
 board_debs_check() {
     local tree=$1 f lib unresolved=''
-    command -v readelf >/dev/null 2>&1 || board_die "readelf (binutils) is needed"
+    if ! command -v readelf >/dev/null 2>&1; then
+        board_need_root "installing binutils (readelf)"
+        board_apt_update
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends binutils >&2 ||
+            board_die "apt-get install binutils failed"
+    fi
     while IFS= read -r -d '' f; do
         [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
         while read -r lib; do
@@ -765,6 +771,9 @@ board_run() {
         esac
         i=$((i + 1))
     done
+    # NICs without a backend only: no -netdev at all, so QEMU would add
+    # malta's default pcnet on top of them.
+    case " ${qemu_net[*]} " in *" -netdev "*) ;; *) qemu_net=(-nic none "${qemu_net[@]}") ;; esac
     if [ ${#hostfwds[@]} -gt 0 ] && [ "$fwd_done" = 0 ]; then
         board_usage_error "--hostfwd needs a --nic with the user backend"
     fi

@@ -29,7 +29,7 @@ NEED_SVCGSSD=""
 RPCSVCGSSDOPTS=""
 DEF
 # The iptables package's alternatives (its postinst): legacy, as on a 2.6 board.
-for t in iptables iptables-save iptables-restore; do
+for t in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
     ln -sf xtables-legacy-multi "/usr/sbin/$t"
 done
 rpcbind -w || echo "guest: rpcbind failed"
