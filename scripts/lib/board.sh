@@ -358,8 +358,8 @@ board_info() {
 
 # ----------------------------------------------------------------- debs ---
 
-# board_debs_closure PKG...: PKG plus every lib* package it depends on
-# (Depends and Pre-Depends, recursively), one name per line.  Only libraries
+# board_debs_closure PKG...: PKG plus every lib* package (and zlib1g) it
+# depends on (Depends and Pre-Depends, recursively), one name per line.  Only libraries
 # are followed: the board gets a program and what it links against, not
 # Debian's maintainer-script machinery (debconf, ucf, adduser...).
 board_debs_closure() {
@@ -372,7 +372,7 @@ board_debs_closure() {
         [ -z "${seen[$p]:-}" ] || continue
         seen[$p]=1
         while read -r d; do
-            case $d in lib*) queue+=("$d") ;; esac
+            case $d in lib* | zlib1g) queue+=("$d") ;; esac
         done < <(apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
             --no-replaces --no-enhances "$p:mipsel" 2>/dev/null |
             sed -n 's/^ *\(Pre\)\{0,1\}Depends: <\{0,1\}\([^<>:]*\)\(:mipsel\)\{0,1\}>\{0,1\}$/\2/p')
@@ -445,9 +445,11 @@ board_debs_tree() {
 }
 
 # board_debs_check TREE: every DT_NEEDED of every ELF file in TREE resolves
-# to a file in TREE's library directories (the closure is complete).
+# to a file in TREE's library directories or the file's RUNPATH (the
+# closure is complete). A library's private dependency that its program
+# loads first (systemd's libsystemd-shared) may live anywhere in the tree.
 board_debs_check() {
-    local tree=$1 f lib unresolved=''
+    local tree=$1 f lib dir found unresolved='' dyn
     if ! command -v readelf >/dev/null 2>&1; then
         board_need_root "installing binutils (readelf)"
         board_apt_update
@@ -456,10 +458,24 @@ board_debs_check() {
     fi
     while IFS= read -r -d '' f; do
         [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+        dyn=$(readelf -d "$f" 2>/dev/null) || continue
+        # The default directories, then the file's RUNPATH/RPATH (systemd
+        # keeps its private libraries in one).
+        local -a dirs=(/lib/mipsel-linux-gnu /usr/lib/mipsel-linux-gnu /lib /usr/lib)
+        while IFS= read -r dir; do
+            [ -n "$dir" ] && dirs+=("$dir")
+        done < <(sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/\2/p' <<<"$dyn" | tr ':' '\n')
         while read -r lib; do
-            [ -e "$tree/lib/mipsel-linux-gnu/$lib" ] || [ -e "$tree/usr/lib/mipsel-linux-gnu/$lib" ] ||
-                [ -e "$tree/lib/$lib" ] || unresolved+=" ${f#"$tree"}:$lib"
-        done < <(readelf -d "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+            found=0
+            for dir in "${dirs[@]}"; do
+                if [ -e "$tree$dir/$lib" ]; then found=1; break; fi
+            done
+            if [ "$found" = 0 ] && [ "${f%.so*}" != "$f" ] &&
+                [ -n "$(find "$tree" -name "$lib" -print -quit)" ]; then
+                found=1
+            fi
+            [ "$found" = 1 ] || unresolved+=" ${f#"$tree"}:$lib"
+        done < <(sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' <<<"$dyn")
     done < <(find "$tree" -type f \( -perm -u+x -o -name '*.so*' \) -print0)
     [ -z "$unresolved" ] || board_die "unresolved shared libraries in the deb tree:$unresolved"
 }
