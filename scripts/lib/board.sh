@@ -54,6 +54,10 @@ run OPTIONS
                       softdog again replaces its params)
   --no-module NAME    drop NAME from the boot load list
   --with-module NAME  include (with deps) but do not load; use `modprobe NAME`
+  --exec-init PROG    after mounts and modules, /init execs PROG as PID 1
+                      (e.g. /lib/systemd/systemd) instead of running the
+                      script; PROG's own units must run /board/script,
+                      print "board: script-exit=N" and power off
   --deb PKG           unpack Debian's mipsel PKG and the lib* packages it
                       depends on (recursively) into the root, for dynamic
                       user space (e.g. nfs-kernel-server, rpcbind); repeatable
@@ -435,7 +439,7 @@ board_debs_tree() {
     done
     rm -rf "$tree/usr/share/doc" "$tree/usr/share/man" "$tree/usr/share/locale" \
         "$tree/usr/share/info" "$tree/usr/share/lintian" "$tree/usr/lib/mipsel-linux-gnu/gconv" \
-        "$tree/etc/init.d" "$tree/lib/systemd" "$tree/usr/lib/systemd"
+        "$tree/etc/init.d"
     board_debs_check "$tree"
     rm -rf "$board_debs_dir"
     mv "$tree" "$board_debs_dir"
@@ -557,6 +561,12 @@ if [ -f /etc/board/disk ]; then
 fi
 export BOARD_KVER="$kver"
 cd /
+if [ -f /etc/board/exec-init ]; then
+    # Hand PID 1 over (e.g. to systemd); the script then runs from there.
+    read -r prog </etc/board/exec-init
+    echo "board: exec $prog uptime=$(cut -d' ' -f1 /proc/uptime)"
+    exec "$prog"
+fi
 echo "board: script start uptime=$(cut -d' ' -f1 /proc/uptime)"
 rc=0
 if [ -f /board/script ]; then
@@ -592,7 +602,7 @@ board_nic_device() {
 }
 
 board_run() {
-    local bin='' profile='' script='' disk='' disk_size=16 disk_mount=1
+    local bin='' profile='' script='' disk='' disk_size=16 disk_mount=1 exec_init=''
     local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=256 append=''
     local -a files=() mod_specs=("softdog") no_mods=() with_mods=() nics=() hostfwds=() debs=()
     local -a expect_logs=() reject_logs=() qemu_extra=()
@@ -603,7 +613,7 @@ board_run() {
             -v | --verbose) verbose=1; need=1 ;;
             --keep) keep=1; need=1 ;;
             --no-mount) disk_mount=0; need=1 ;;
-            --bin | --profile | --script | --file | --module | --no-module | --with-module | --deb | \
+            --bin | --profile | --script | --file | --module | --no-module | --with-module | --deb | --exec-init | \
                 --disk | --disk-size | --nic | --hostfwd | --append | --mem | --timeout | \
                 --log | --result | --expect | --expect-log | --reject-log | --qemu-arg)
                 [ $# -ge 2 ] || board_usage_error "$1 needs a value"
@@ -621,6 +631,7 @@ board_run() {
             --no-module) no_mods+=("$2") ;;
             --with-module) with_mods+=("$2") ;;
             --deb) debs+=("$2") ;;
+            --exec-init) exec_init=$2 ;;
             --disk) disk=$2 ;;
             --disk-size) disk_size=$2 ;;
             --nic) nics+=("$2") ;;
@@ -734,6 +745,7 @@ board_run() {
         : >"$stage/root/lib/modules/$kv/modules.dep"
     fi
     [ -z "$bin" ] || install -m 755 "$bin" "$stage/root/usr/sbin/nasboot"
+    [ -z "$exec_init" ] || printf '%s\n' "$exec_init" >"$stage/root/etc/board/exec-init"
     [ -z "$profile" ] || install -m 644 "$profile" "$stage/root/etc/nasboot.toml"
     [ -z "$script" ] || install -m 755 "$script" "$stage/root/board/script"
     local src dest

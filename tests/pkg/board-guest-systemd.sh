@@ -1,0 +1,89 @@
+#!/bin/sh
+# Guest side of tests/pkg/board-systemd.sh: board/init/systemd's units under
+# Debian's mipsel systemd 252 as PID 1 on the emulated board, the real
+# softdog as /dev/watchdog0. Run by board-test.service (after basic.target,
+# so journald is up); one "pkgtest: ok|FAIL ..." line per check, then
+# "pkgtest: done".
+# shellcheck shell=sh
+# shellcheck source=tests/pkg/board-guest-lib.sh
+. /board/pkgtest-lib.sh
+
+U=nasboot.service
+mainpid() { systemctl show -p MainPID --value $U; }
+active() { systemctl is-active $U 2>/dev/null; }
+
+has "PID 1 is systemd" /systemd/systemd "$(readlink /proc/1/exe)"
+systemd-analyze verify /etc/systemd/system/$U /etc/systemd/system/nasboot-fallback.service >/tmp/verify 2>&1
+is "systemd-analyze verify accepts both units ($(cat /tmp/verify))"
+
+profile 7
+systemctl start $U
+is "systemctl start exits 0"
+pid=$(mainpid)
+check "active" [ "$(active)" = active ]
+check "MainPID is a live /usr/sbin/nasboot" [ "$(readlink "/proc/$pid/exe")" = /usr/sbin/nasboot ]
+check "its command line is \`run\`" [ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/sbin/nasboot --config /etc/nasboot.toml run " ]
+check "softdog is armed with the profile's timeout (7 s)" [ "$(wd_state)" = active ] && [ "$(wd_timeout)" = 7 ]
+check "PID 1 left the watchdog to nasboot (RuntimeWatchdogSec off)" [ "$(systemctl show -p RuntimeWatchdogUSec --value)" = 0 ] || [ "$(systemctl show -p RuntimeWatchdogUSec --value)" = infinity ]
+sleep 9
+check "the board outlived the timeout: the daemon pets" alive "$pid"
+systemctl start $U
+check "a second start keeps the one daemon" [ "$(mainpid)" = "$pid" ] && [ "$(daemons)" -eq 1 ]
+systemctl status $U >/dev/null 2>&1
+check "systemctl status exits 0 while running" [ $? -eq 0 ]
+
+profile 9
+systemctl reload $U
+is "systemctl reload exits 0"
+sleep 1
+check "reload keeps the MainPID" [ "$(mainpid)" = "$pid" ] && alive "$pid"
+check "reload re-read the profile: softdog timeout now 9 s" [ "$(wd_timeout)" = 9 ]
+printf '[board]\nname = "t"\n[watchdog]\ntimeout = 0\n' >"$cfg"
+systemctl reload $U 2>/dev/null
+check "reload of a broken profile fails (ExecReload checks first)" [ $? -ne 0 ]
+check "the daemon still runs after a refused reload" [ "$(mainpid)" = "$pid" ] && alive "$pid"
+has "the journal names file:line:column and key" "/etc/nasboot.toml:4:11: watchdog.timeout:" "$(journalctl -u $U --no-pager 2>&1)"
+profile 7
+systemctl reload $U
+
+# A crash (SIGKILL: no magic close) is respawned (Restart=on-failure,
+# RestartSec=5) and the new daemon takes the watchdog over within the
+# 7 s timeout: no reset.
+kill -KILL "$pid"
+n=0
+while { [ "$(mainpid)" = "$pid" ] || [ "$(mainpid)" = 0 ]; } && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+new=$(mainpid)
+check "a killed daemon is restarted (new MainPID $new)" [ "$new" != "$pid" ] && [ "$new" != 0 ] && alive "$new"
+sleep 9
+check "the restarted daemon pets: the board outlived the timeout" alive "$new"
+dmesg | grep -i -E "watchdog|softdog" | sed "s/^/pkgtest: probe /"; journalctl -k --no-pager | grep -i -E "watchdog|softdog" | sed "s/^/pkgtest: probe j /"
+has "the kernel saw the crash close the watchdog without the magic close" "watchdog did not stop" "$(dmesg)"
+pid=$new
+
+systemctl stop $U
+is "systemctl stop exits 0"
+check "the daemon is gone" wait_gone "$pid"
+check "stop (SIGTERM) wrote the magic close: softdog stopped" [ "$(wd_state)" = inactive ]
+sleep 9
+ok "the board outlived the timeout after stop (no reset)"
+systemctl is-active --quiet $U
+check "is-active exits 3 when stopped" [ $? -eq 3 ]
+
+printf '[board]\nname = "t"\n[firewall]\nprofile = "of"\n' >"$cfg"
+systemctl start $U 2>/dev/null
+check "start with a broken profile fails" [ $? -ne 0 ]
+check "the unit is failed, not restarting ($(systemctl show -p SubState --value $U))" [ "$(active)" = failed ]
+has "the journal names file:line:column and key" "/etc/nasboot.toml:4:11: firewall.profile:" "$(journalctl -u $U --no-pager 2>&1)"
+# The fallback ran once it has left "inactive" at least once and is done.
+n=0
+while { [ "$(systemctl show -p InactiveExitTimestampMonotonic --value nasboot-fallback.service)" = 0 ] ||
+	[ "$(systemctl show -p ActiveState --value nasboot-fallback.service)" = activating ]; } && [ $n -lt 100 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+check "OnFailure ran nasboot-fallback.service" [ "$(systemctl show -p InactiveExitTimestampMonotonic --value nasboot-fallback.service)" != 0 ]
+check "and it succeeded" [ "$(systemctl show -p Result --value nasboot-fallback.service)" = success ]
+has "the lock-down rule set is loaded (input policy drop)" "policy drop" "$(nft list chain inet nasboot input 2>&1)"
+check "no daemon was started" [ "$(daemons)" -eq 0 ]
+check "the watchdog was left closed" [ "$(wd_state)" = inactive ]
+echo "pkgtest: done"
