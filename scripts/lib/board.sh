@@ -36,6 +36,8 @@ scripts/board COMMAND [ARGS]
   disk cat IMG PATH   print a file from an image (debugfs, no mount needed)
   disk ls IMG [DIR]   list a directory of an image
   disk put IMG SRC DEST  copy a host file into an image
+  debs PKG...         unpack PKG:mipsel + its lib* dependencies (cached) and
+                      print the tree (what run --deb puts into the initramfs)
   smoke               self-test: poweroff, softdog reset, magic close, disk
                       persistence, e1000 + pcnet32 with hostfwd; prints timings
   help
@@ -52,6 +54,9 @@ run OPTIONS
                       softdog again replaces its params)
   --no-module NAME    drop NAME from the boot load list
   --with-module NAME  include (with deps) but do not load; use `modprobe NAME`
+  --deb PKG           unpack Debian's mipsel PKG and the lib* packages it
+                      depends on (recursively) into the root, for dynamic
+                      user space (e.g. nfs-kernel-server, rpcbind); repeatable
   --disk IMG          attach IMG as IDE disk (/dev/sda), created as ext2 if
                       missing; mounted at /data (loads ata_piix, ext4)
   --disk-size MB      size when creating (default 16)
@@ -98,7 +103,8 @@ board_host_tools() {
         "mkfs.ext2 e2fsprogs" \
         "debugfs e2fsprogs" \
         "ip iproute2" \
-        "timeout coreutils"
+        "timeout coreutils" \
+        "readelf binutils"
 }
 
 board_apt_updated=0
@@ -350,6 +356,130 @@ board_info() {
     done
 }
 
+# ----------------------------------------------------------------- debs ---
+
+# board_debs_closure PKG...: PKG plus every lib* package (and zlib1g) it
+# depends on (Depends and Pre-Depends, recursively), one name per line.  Only libraries
+# are followed: the board gets a program and what it links against, not
+# Debian's maintainer-script machinery (debconf, ucf, adduser...).
+board_debs_closure() {
+    local -A seen=()
+    local -a queue=("$@")
+    local p d
+    while [ ${#queue[@]} -gt 0 ]; do
+        p=${queue[0]}
+        queue=("${queue[@]:1}")
+        [ -z "${seen[$p]:-}" ] || continue
+        seen[$p]=1
+        while read -r d; do
+            case $d in lib* | zlib1g) queue+=("$d") ;; esac
+        done < <(apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+            --no-replaces --no-enhances "$p:mipsel" 2>/dev/null |
+            sed -n 's/^ *\(Pre\)\{0,1\}Depends: <\{0,1\}\([^<>:]*\)\(:mipsel\)\{0,1\}>\{0,1\}$/\2/p')
+    done
+    printf '%s\n' "${!seen[@]}" | LC_ALL=C sort
+}
+
+# board_debs_download PKG: PKG's mipsel (or arch: all) .deb into the cache.
+board_debs_download() {
+    local debs=$BOARD_CACHE/debs
+    compgen -G "$debs/${1}_*_mipsel.deb" >/dev/null && return 0
+    compgen -G "$debs/${1}_*_all.deb" >/dev/null && return 0
+    board_need_root "downloading $1:mipsel"
+    mkdir -p "$debs"
+    board_say "apt-get download $1:mipsel"
+    (cd "$debs" && apt-get download -q "$1:mipsel" >/dev/null 2>&1) ||
+        (cd "$debs" && apt-get download -q "$1" >/dev/null 2>&1) || {
+        board_apt_update
+        (cd "$debs" && apt-get download -q "$1:mipsel" >/dev/null 2>&1) ||
+            (cd "$debs" && apt-get download -q "$1" >&2) ||
+            board_die "apt-get download $1:mipsel failed"
+    }
+}
+
+# board_debs_tree PKG...: unpack PKG and its library closure into a cached
+# tree (one per package set), pruned of docs and locales, and check that
+# every shared object an ELF file there needs is in the tree.  Sets
+# board_debs_dir.
+board_debs_dir=''
+board_debs_tree() {
+    [ $# -gt 0 ] || board_usage_error "debs PKG..."
+    board_ensure_ready
+    local key
+    key=$(printf '%s\n' "$@" | LC_ALL=C sort -u | tr '\n' '+')
+    board_debs_dir=$BOARD_CACHE/debroot/${key%+}
+    [ -f "$board_debs_dir/.complete" ] && return 0
+    mkdir -p "$BOARD_CACHE/debroot"
+    exec 8>"$BOARD_CACHE/debroot/.lock"
+    flock 8
+    if [ -f "$board_debs_dir/.complete" ]; then
+        exec 8>&-
+        return 0
+    fi
+    local -a pkgs=()
+    mapfile -t pkgs < <(board_debs_closure "$@")
+    if [ ${#pkgs[@]} -le $# ]; then
+        # No dependencies at all: the apt lists may lack mipsel.
+        board_apt_update
+        mapfile -t pkgs < <(board_debs_closure "$@")
+    fi
+    local tree=$board_debs_dir.new p deb
+    rm -rf "$tree"
+    mkdir -p "$tree"
+    for p in "${pkgs[@]}"; do
+        board_debs_download "$p"
+        for deb in "$BOARD_CACHE/debs/${p}_"*_mipsel.deb "$BOARD_CACHE/debs/${p}_"*_all.deb; do
+            [ -f "$deb" ] || continue
+            dpkg -x "$deb" "$tree" || board_die "dpkg -x $deb failed"
+        done
+    done
+    rm -rf "$tree/usr/share/doc" "$tree/usr/share/man" "$tree/usr/share/locale" \
+        "$tree/usr/share/info" "$tree/usr/share/lintian" "$tree/usr/lib/mipsel-linux-gnu/gconv" \
+        "$tree/etc/init.d" "$tree/lib/systemd" "$tree/usr/lib/systemd"
+    board_debs_check "$tree"
+    rm -rf "$board_debs_dir"
+    mv "$tree" "$board_debs_dir"
+    : >"$board_debs_dir/.complete"
+    exec 8>&-
+    board_say "debs: ${pkgs[*]}"
+}
+
+# board_debs_check TREE: every DT_NEEDED of every ELF file in TREE resolves
+# to a file in TREE's library directories or the file's RUNPATH (the
+# closure is complete). A library's private dependency that its program
+# loads first (systemd's libsystemd-shared) may live anywhere in the tree.
+board_debs_check() {
+    local tree=$1 f lib dir found unresolved='' dyn
+    if ! command -v readelf >/dev/null 2>&1; then
+        board_need_root "installing binutils (readelf)"
+        board_apt_update
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends binutils >&2 ||
+            board_die "apt-get install binutils failed"
+    fi
+    while IFS= read -r -d '' f; do
+        [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+        dyn=$(readelf -d "$f" 2>/dev/null) || continue
+        # The default directories, then the file's RUNPATH/RPATH (systemd
+        # keeps its private libraries in one).
+        local -a dirs=(/lib/mipsel-linux-gnu /usr/lib/mipsel-linux-gnu /lib /usr/lib)
+        while IFS= read -r dir; do
+            [ -n "$dir" ] && dirs+=("$dir")
+        done < <(sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/\2/p' <<<"$dyn" | tr ':' '\n')
+        while read -r lib; do
+            found=0
+            for dir in "${dirs[@]}"; do
+                if [ -e "$tree$dir/$lib" ]; then found=1; break; fi
+            done
+            if [ "$found" = 0 ] && [ "${f%.so*}" != "$f" ] &&
+                [ -n "$(find "$tree" -name "$lib" -print -quit)" ]; then
+                found=1
+            fi
+            [ "$found" = 1 ] || unresolved+=" ${f#"$tree"}:$lib"
+        done < <(sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' <<<"$dyn")
+    done < <(find "$tree" -type f \( -perm -u+x -o -name '*.so*' \) -print0)
+    [ -z "$unresolved" ] || board_die "unresolved shared libraries in the deb tree:$unresolved"
+}
+
 # ----------------------------------------------------------------- disk ---
 
 board_disk_new() {
@@ -464,7 +594,7 @@ board_nic_device() {
 board_run() {
     local bin='' profile='' script='' disk='' disk_size=16 disk_mount=1
     local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=256 append=''
-    local -a files=() mod_specs=("softdog") no_mods=() with_mods=() nics=() hostfwds=()
+    local -a files=() mod_specs=("softdog") no_mods=() with_mods=() nics=() hostfwds=() debs=()
     local -a expect_logs=() reject_logs=() qemu_extra=()
     local need
     while [ $# -gt 0 ]; do
@@ -473,7 +603,7 @@ board_run() {
             -v | --verbose) verbose=1; need=1 ;;
             --keep) keep=1; need=1 ;;
             --no-mount) disk_mount=0; need=1 ;;
-            --bin | --profile | --script | --file | --module | --no-module | --with-module | \
+            --bin | --profile | --script | --file | --module | --no-module | --with-module | --deb | \
                 --disk | --disk-size | --nic | --hostfwd | --append | --mem | --timeout | \
                 --log | --result | --expect | --expect-log | --reject-log | --qemu-arg)
                 [ $# -ge 2 ] || board_usage_error "$1 needs a value"
@@ -490,6 +620,7 @@ board_run() {
             --module) mod_specs+=("$2") ;;
             --no-module) no_mods+=("$2") ;;
             --with-module) with_mods+=("$2") ;;
+            --deb) debs+=("$2") ;;
             --disk) disk=$2 ;;
             --disk-size) disk_size=$2 ;;
             --nic) nics+=("$2") ;;
@@ -572,6 +703,10 @@ board_run() {
     mkdir -p "$stage/root/bin" "$stage/root/dev" "$stage/root/proc" "$stage/root/sys" \
         "$stage/root/etc/board" "$stage/root/board" "$stage/root/lib/modules/$kv" \
         "$stage/root/usr/sbin" "$stage/root/root"
+    if [ ${#debs[@]} -gt 0 ]; then
+        board_debs_tree "${debs[@]}"
+        cp -a "$board_debs_dir/." "$stage/root/"
+    fi
     cp "$BOARD_ROOT/bin/busybox" "$stage/root/bin/busybox"
     if [ "$(id -u)" = 0 ]; then
         mknod -m 600 "$stage/root/dev/console" c 5 1
@@ -652,6 +787,9 @@ board_run() {
         esac
         i=$((i + 1))
     done
+    # NICs without a backend only: no -netdev at all, so QEMU would add
+    # malta's default pcnet on top of them.
+    case " ${qemu_net[*]} " in *" -netdev "*) ;; *) qemu_net=(-nic none "${qemu_net[@]}") ;; esac
     if [ ${#hostfwds[@]} -gt 0 ] && [ "$fwd_done" = 0 ]; then
         board_usage_error "--hostfwd needs a --nic with the user backend"
     fi
@@ -906,6 +1044,7 @@ board_main() {
         modules) board_modules_cmd "$@" ;;
         info) board_info "$@" ;;
         disk) board_disk_cmd "$@" ;;
+        debs) board_debs_tree "$@" && printf '%s\n' "$board_debs_dir" ;;
         smoke) board_smoke "$@" ;;
         http-get) board_http_get "$@" ;;
         help | -h | --help) board_help ;;

@@ -33,8 +33,12 @@ impl fmt::Display for Action {
 
 /// The full key for a map key: "ipv4.rp_filter" on eth0 is
 /// net.ipv4.conf.eth0.rp_filter (validation allows only ipv4.* and ipv6.*).
+/// A dot inside the interface name (a VLAN such as eth0.2) is written as
+/// `/`, as sysctl(8) does: net.ipv4.conf.eth0/2.rp_filter is
+/// /proc/sys/net/ipv4/conf/eth0.2/rp_filter.
 pub fn full_key(ifname: &IfName, rel: &str) -> String {
     let (family, knob) = rel.split_once('.').unwrap_or(("ipv4", rel));
+    let ifname = ifname.as_str().replace('.', "/");
     format!("net.{family}.conf.{ifname}.{knob}")
 }
 

@@ -18,7 +18,7 @@
 #     Bubba 2 rules (the anchor) cut it once the conntrack table is new.
 #
 # Usage: tests/firewall/netns.sh [TARGET...]   (default: host, plus
-# powerpc/mips binaries found in target/dist or $NASBOOT_DIST)
+# powerpc/mips/sparc64 binaries found in target/dist or $NASBOOT_DIST)
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,7 +44,7 @@ if [ $# -gt 0 ]; then
 	TARGETS=("$@")
 else
 	TARGETS=(host)
-	for t in powerpc-unknown-linux-gnu mips-unknown-linux-gnu; do
+	for t in powerpc-unknown-linux-gnu mips-unknown-linux-gnu sparc64-unknown-linux-gnu; do
 		if [ -x "$T_DIST/nasboot-$t" ]; then
 			TARGETS+=("$t")
 		fi

@@ -92,6 +92,18 @@ name = "eth0"
 rx_ring = 4096
 rx_usecs = 50
 TOML
+# An interface with a dot in its name (created by the test).
+cat >"$work/vlan.toml" <<'TOML'
+[board]
+name = "netns-nic"
+[firewall]
+profile = "off"
+[[interface]]
+name = "eth1.10"
+address = ["10.10.0.1/24"]
+accept_ra = 0
+sysctl = { "ipv4.rp_filter" = 1 }
+TOML
 # A missing interface: exit 3 naming it; the others are still configured.
 cat >"$work/missing.toml" <<'TOML'
 [board]
@@ -312,6 +324,18 @@ for t in $targets; do
 	run apply -c "$work/carrier.toml"
 	t_eq "$t: carrier comes: exit 0" 0 "$rc"
 	t_eq "$t: carrier up" UP "$(jlink eth0 operstate)"
+
+	# A dotted name, as OpenWrt's VLANs have (eth0.2): its per-interface
+	# sysctls live under /proc/sys/net/*/conf/eth1.10/, keys written the
+	# sysctl(8) way. (A veth named like a VLAN: this kernel has no 8021q.)
+	box ip link add eth1.10 type veth peer name vpeer10
+	run plan -c "$work/vlan.toml"
+	t_has "$t: VLAN sysctl key in sysctl(8) form" "eth1.10: net.ipv4.conf.eth1/10.rp_filter 0 -> 1" "$out"
+	run apply -c "$work/vlan.toml"
+	t_eq "$t: VLAN apply exits 0 (stderr: $err)" 0 "$rc"
+	t_eq "$t: VLAN rp_filter" 1 "$(box cat /proc/sys/net/ipv4/conf/eth1.10/rp_filter)"
+	t_eq "$t: VLAN accept_ra" 0 "$(box cat /proc/sys/net/ipv6/conf/eth1.10/accept_ra)"
+	t_check "$t: VLAN 10.10.0.1/24" has_addr eth1.10 10.10.0.1 24
 	netns_board_down "$P"
 done
 

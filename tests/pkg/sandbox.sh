@@ -22,6 +22,9 @@ SB_NS=""
 SB_PIDS=""
 # What the binary can do in the sandbox (sb_probe): yes, or why not.
 SB_DEVICE=""
+# The emulated-board suite that runs what the sandbox cannot (a suite may
+# name its own before sb_lifecycle).
+SB_BOARD_SUITE=tests/pkg/board-init.sh
 SB_SIGNALS=""
 SB_GAPS=0
 
@@ -209,7 +212,7 @@ sb_lifecycle() {
 	bin=$(nasboot_bin)
 	netns=$(ip netns exec "${SB_NS}box" readlink /proc/self/ns/net)
 	if [ "$SB_DEVICE" != yes ]; then
-		sb_gap "$name: start, status, reload, stop of the daemon: this binary refuses the sandbox's plain-file watchdog ($SB_DEVICE); tests/pkg/board-init.sh covers them with softdog"
+		sb_gap "$name: start, status, reload, stop of the daemon: this binary refuses the sandbox's plain-file watchdog ($SB_DEVICE); $SB_BOARD_SUITE runs them on the emulated board with the real softdog"
 		sb_bad_input "$name" "$pidfile" "$log" "${run[@]}"
 		return 0
 	fi

@@ -18,9 +18,16 @@ impl RealSysctl {
     }
 }
 
-/// `/proc/sys/net/core/rmem_max` for `net.core.rmem_max`.
+/// `/proc/sys/net/core/rmem_max` for `net.core.rmem_max`. As in
+/// sysctl(8), a `/` in a dotted key stands for a dot in the path (an
+/// interface name such as eth0.2): the two are swapped.
 pub fn proc_path(key: &str) -> String {
-    format!("{}/{}", paths::PROC_SYS, key.replace('.', "/"))
+    let rel: String = key.chars().map(|c| match c {
+        '.' => '/',
+        '/' => '.',
+        c => c,
+    }).collect();
+    format!("{}/{}", paths::PROC_SYS, rel)
 }
 
 impl Sysctl for RealSysctl {
@@ -42,5 +49,6 @@ mod tests {
     #[test]
     fn dotted_names_map_to_proc_sys() {
         assert_eq!(super::proc_path("net.ipv4.conf.eth0.rp_filter"), "/proc/sys/net/ipv4/conf/eth0/rp_filter");
+        assert_eq!(super::proc_path("net.ipv4.conf.eth0/2.rp_filter"), "/proc/sys/net/ipv4/conf/eth0.2/rp_filter");
     }
 }

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Guest script for scripts/bench-net-board (busybox sh): the Bubba 2-like
+# network bring-up on the board's two e1000s, `nasboot apply` against the
+# anchor script (scripts/bench-net.anchor.sh with BusyBox ip and sysctl and
+# Debian's ethtool), RUNS interleaved runs each from the same reset state.
+# Per run it prints "bench: VARIANT RUN MICROSECONDS PROCESSES", where
+# PROCESSES is the kernel's fork count (/proc/stat "processes") over the
+# run; the `empty` variant (the shell's `:`) measures what the clock and
+# the counter themselves cost, for the host to subtract. After the last
+# run of each variant it prints that variant's end state.
+RUNS=$(sed -n 's/.*bench.runs=\([0-9]*\).*/\1/p' /proc/cmdline)
+export IP=ip SYSCTL="sysctl -q" ETHTOOL=ethtool
+mac0=$(cat /sys/class/net/eth0/address)
+mac1=$(cat /sys/class/net/eth1/address)
+
+# The e1000 and kernel defaults, as after a boot.
+reset() {
+    for i in eth0 eth1; do
+        ip link set dev "$i" down
+        ip addr flush dev "$i"
+        ip link set dev "$i" mtu 1500 qlen 1000
+        ethtool -K "$i" tso on gro on
+        sysctl -q -w "net.ipv6.conf.$i.accept_ra=1" "net.ipv4.conf.$i.rp_filter=0"
+    done
+    ip link set dev eth0 address "$mac0"
+    ip link set dev eth1 address "$mac1"
+    ip route flush table main
+    sysctl -q -w net.ipv4.ip_forward=0
+}
+now() { adjtimex | awk '/tv_sec/ { s = $2 } /tv_usec/ { u = $2 } END { printf "%d%06d\n", s, u }'; }
+forks() { sed -n 's/^processes //p' /proc/stat; }
+state() {
+    for i in eth0 eth1; do
+        echo "state: $i $(cat /sys/class/net/$i/mtu) $(cat /sys/class/net/$i/tx_queue_len) $(cat /sys/class/net/$i/address) $(cat /sys/class/net/$i/flags)"
+        echo "state: $i $(ip addr show dev "$i" | awk '/inet/ && /global/ { print $2 }' | sort | tr '\n' ' ')"
+        echo "state: $i $(ethtool -k "$i" | grep -E '^(tcp-segmentation-offload|generic-receive-offload):' | tr -s ' \n' ' ')"
+        echo "state: $i accept_ra=$(cat /proc/sys/net/ipv6/conf/$i/accept_ra) rp_filter=$(cat /proc/sys/net/ipv4/conf/$i/rp_filter)"
+    done
+    echo "state: routes $(ip route show | sort | tr -s ' \n' ' ')"
+    echo "state: ip_forward=$(cat /proc/sys/net/ipv4/ip_forward)"
+}
+run() {
+    case $1 in
+        nasboot) nasboot -q apply ;;
+        anchor) sh /etc/bench/anchor.sh ;;
+        empty) : ;;
+    esac
+}
+r=1
+while [ "$r" -le "$RUNS" ]; do
+    for v in nasboot anchor empty; do
+        reset
+        f0=$(forks)
+        t0=$(now)
+        run "$v" >/tmp/out 2>&1 || { echo "bench: $v failed: $(cat /tmp/out)"; exit 1; }
+        t1=$(now)
+        f1=$(forks)
+        echo "bench: $v $r $((t1 - t0)) $((f1 - f0))"
+        if [ "$r" = "$RUNS" ] && [ "$v" != empty ]; then state | sed "s/^/$v /"; fi
+    done
+    r=$((r + 1))
+done

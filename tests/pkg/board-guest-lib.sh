@@ -1,0 +1,177 @@
+# shellcheck shell=sh
+# Guest-side checks shared by the init-script suites on the emulated board
+# (tests/pkg/board-guest.sh for BusyBox's S35nasboot, board-guest-debian.sh
+# for Debian's LSB script). Sourced at /board/pkgtest-lib.sh; POSIX sh, so
+# that it runs under BusyBox's sh and under Debian's dash alike. Each check
+# prints one "pkgtest: ok|FAIL|GAP ..." line; the host side counts them.
+#
+# The sourcing script defines initd (runs the init script with an action:
+# `initd start`) and sets P (its pidfile), then calls pkgtest_lifecycle.
+
+wd=/sys/class/watchdog/watchdog0
+cfg=/etc/nasboot.toml
+# What the binary can do; a script without a probe keeps them "yes", so
+# that every check is a real one (FAIL, never GAP).
+signals=yes
+timeouts=yes
+
+ok() { echo "pkgtest: ok $*"; }
+fail() { echo "pkgtest: FAIL $*"; }
+gap() { echo "pkgtest: GAP $*"; }
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else fail "$desc"; fi
+}
+# CMD && CMD; is DESC: the status of what ran just before.
+is() {
+	if [ $? -eq 0 ]; then ok "$1"; else fail "$1"; fi
+}
+# has DESC NEEDLE TEXT: TEXT contains NEEDLE.
+has() {
+	case $3 in *"$2"*) ok "$1" ;; *) fail "$1 ([$2] not in [$3])" ;; esac
+}
+alive() {
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
+}
+wait_gone() {
+	n=0
+	while alive "$1" && [ $n -lt 50 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	! alive "$1"
+}
+# The number of live /usr/sbin/nasboot processes.
+daemons() {
+	n=0
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/exe" 2>/dev/null)" = /usr/sbin/nasboot ] && alive "${p#/proc/}" && n=$((n + 1))
+	done
+	echo "$n"
+}
+wd_state() { cat $wd/state; }
+wd_timeout() { cat $wd/timeout; }
+# profile TIMEOUT [FILE]: a valid profile whose watchdog is softdog.
+profile() {
+	printf '[board]\nname = "qemu-malta"\n[firewall]\nprofile = "off"\n[watchdog]\ndevice = "/dev/watchdog0"\ntimeout = %s\ninterval = 1\n' "$1" >"${2:-$cfg}"
+}
+# Close the watchdog with the magic close ourselves (after a daemon that
+# could not), so that the board does not reset under the next checks.
+disarm() {
+	exec 3>/dev/watchdog0
+	printf 'V' >&3
+	exec 3>&-
+}
+
+# Probe: does this binary set the profile's timeout, keep running on
+# SIGHUP, and close with 'V' on SIGTERM? Sets $signals and $timeouts; a
+# binary without these gets GAP lines instead of those checks.
+pkgtest_probe() {
+	profile 7
+	/usr/sbin/nasboot run >/tmp/probe.log 2>&1 &
+	probe=$!
+	sleep 2
+	cat $wd/timeout >/tmp/probe.timeout
+	signals=no
+	if alive "$probe"; then
+		kill -HUP "$probe"
+		sleep 1
+		if alive "$probe"; then
+			kill -TERM "$probe"
+			wait_gone "$probe" && [ "$(wd_state)" = inactive ] && signals=yes
+		fi
+	fi
+	timeouts=no
+	grep -q '^7$' /tmp/probe.timeout 2>/dev/null && timeouts=yes
+	kill -KILL "$probe" 2>/dev/null
+	wait "$probe" 2>/dev/null
+	[ "$(wd_state)" = active ] && disarm
+	echo "pkgtest: probe signals=$signals timeouts=$timeouts"
+}
+
+# The lifecycle every init script must pass: start (pidfile, process,
+# softdog armed with the profile's timeout, the board outlives it), a
+# second start, status, reload (same pid, the profile re-read), a refused
+# reload, stop (magic close), and a broken profile or none at start.
+pkgtest_lifecycle() {
+	profile 7
+	out=$(initd start 2>&1)
+	rc=$?
+	check "start exits 0 ($out)" [ "$rc" -eq 0 ]
+	pid=$(cat "$P" 2>/dev/null || echo none)
+	check "the pidfile names a live process" alive "$pid"
+	check "that process is /usr/sbin/nasboot" [ "$(readlink "/proc/$pid/exe")" = /usr/sbin/nasboot ]
+	check "its command line is \`run\`" [ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/sbin/nasboot --config /etc/nasboot.toml run " ]
+	check "softdog is armed" [ "$(wd_state)" = active ]
+	if [ "$timeouts" = yes ]; then
+		check "with the profile's timeout (7 s)" [ "$(wd_timeout)" = 7 ]
+	else
+		gap "softdog's timeout from the profile: this binary does not set it (WDIOC_SETTIMEOUT)"
+	fi
+	sleep 9
+	check "the board outlived the timeout: the daemon pets" alive "$pid"
+
+	out=$(initd start 2>&1)
+	has "a second start says already running" "already running" "$out"
+	n=$(daemons)
+	check "one daemon only (found $n)" [ "$n" -eq 1 ]
+	check "the pidfile still names the first daemon" [ "$(cat "$P")" = "$pid" ]
+	initd status >/dev/null 2>&1
+	check "status exits 0 while running" [ $? -eq 0 ]
+
+	if [ "$signals" = yes ]; then
+		profile 9
+		out=$(initd reload 2>&1)
+		rc=$?
+		check "reload exits 0 ($out)" [ "$rc" -eq 0 ]
+		sleep 1
+		check "the daemon survived the reload" alive "$pid"
+		check "reload keeps the pid" [ "$(cat "$P")" = "$pid" ]
+		check "reload re-read the profile: softdog timeout now 9 s" [ "$(wd_timeout)" = 9 ]
+	else
+		gap "reload (SIGHUP keeps the pid, re-reads the profile): this binary dies on SIGHUP"
+	fi
+	printf '[board]\nname = "t"\n[watchdog]\ntimeout = 0\n' >"$cfg"
+	out=$(initd reload 2>&1)
+	rc=$?
+	check "reload of a broken profile fails" [ "$rc" -ne 0 ]
+	has "it names file:line:column and key" "/etc/nasboot.toml:4:11: watchdog.timeout:" "$out"
+	check "the daemon still runs after a refused reload" alive "$pid"
+	profile 7
+
+	out=$(initd stop 2>&1)
+	rc=$?
+	check "stop exits 0 ($out)" [ "$rc" -eq 0 ]
+	check "the daemon is gone" wait_gone "$pid"
+	check "the pidfile is removed" [ ! -e "$P" ]
+	if [ "$signals" = yes ]; then
+		check "stop wrote the magic close: softdog stopped" [ "$(wd_state)" = inactive ]
+	else
+		gap "stop's magic close: this binary does not close the watchdog on SIGTERM"
+		[ "$(wd_state)" = active ] && disarm
+	fi
+	sleep 9
+	ok "the board outlived the timeout after stop (no reset)"
+	initd status >/dev/null 2>&1
+	check "status exits 3 when stopped" [ $? -eq 3 ]
+
+	printf '[board]\nname = "t"\n[firewall]\nprofile = "of"\n' >"$cfg"
+	out=$(initd start 2>&1)
+	rc=$?
+	check "start with a broken profile fails" [ "$rc" -ne 0 ]
+	has "the error names file:line:column and key" "/etc/nasboot.toml:4:11: firewall.profile:" "$out"
+	has "the fallback firewall is tried" "fallback firewall" "$out"
+	check "no daemon was started" [ ! -e "$P" ]
+	check "the watchdog was left closed" [ "$(wd_state)" = inactive ]
+	# A profile without [watchdog]: applied at start, no daemon.
+	printf '[board]\nname = "t"\n[firewall]\nprofile = "off"\n' >"$cfg"
+	out=$(initd start 2>&1)
+	rc=$?
+	check "no [watchdog]: start exits 0 ($out)" [ "$rc" -eq 0 ]
+	has "no [watchdog]: it says there is no daemon" "no [watchdog] in the profile, so no daemon" "$out"
+	check "no [watchdog]: no pidfile" [ ! -e "$P" ]
+	check "no [watchdog]: softdog left closed" [ "$(wd_state)" = inactive ]
+}
