@@ -57,6 +57,39 @@ TOOLCHAIN_BUILD_STD="-Zbuild-std=std,panic_abort"
 # "optimize_for_size". Measured on mips: 2.37 MB -> 2.11 MB. Tests keep the
 # default std.
 TOOLCHAIN_BUILD_STD_FEATURES="-Zbuild-std-features=optimize_for_size"
+# Extra rustflags for board binaries (cargo build, every board target), on
+# top of the per-target ones in .cargo/config.toml (cargo joins the arrays);
+# they apply to std too, which is built from source with them.  Measured on
+# mipsel, each against the build without it (README "Binary size"):
+#   -Cpanic=immediate-abort    a panic traps at once, without the panic
+#                              machinery or any message (needs the std built
+#                              here; unstable, hence -Zunstable-options)
+#   -Cforce-unwind-tables=no   no .eh_frame for Rust code: nothing unwinds
+#                              with panic=abort
+#   -Crelocation-model=static  no PIC code (GOT loads) in what is a non-PIE
+#                              static executable anyway
+# Tests keep the defaults (panics must print their message there).
+# toolchain_board_rustflags adds per-target link flags.
+TOOLCHAIN_BOARD_RUSTFLAGS=(-Zunstable-options -Cpanic=immediate-abort
+    -Cforce-unwind-tables=no -Crelocation-model=static)
+
+# toolchain_board_rustflags TARGET: TOOLCHAIN_BOARD_RUSTFLAGS plus the
+# target's own, as a TOML array for `cargo --config target.T.rustflags=`.
+# SPARC: GNU ld lays sparc64 out for 1 MiB pages (sparc 64 KiB) and aligns
+# the end of RELRO to that, which pads the file with up to that many zero
+# bytes (about 570 KiB on sparc64).  Linux on SPARC always uses 8 KiB pages
+# (both targets need a V9 CPU, hence a sparc64 kernel), so lay them out for
+# 8 KiB pages.
+toolchain_board_rustflags() {
+    local flags=("${TOOLCHAIN_BOARD_RUSTFLAGS[@]}") f out=""
+    case "$1" in
+        sparc-unknown-linux-gnu | sparc64-unknown-linux-gnu)
+            flags+=("-Clink-arg=-Wl,-z,max-page-size=8192")
+            ;;
+    esac
+    for f in "${flags[@]}"; do out+="${out:+, }\"$f\""; done
+    echo "[$out]"
+}
 
 toolchain_say() { printf 'toolchain: %s\n' "$*" >&2; }
 toolchain_die() { printf 'toolchain: error: %s\n' "$*" >&2; return 1; }
@@ -269,7 +302,8 @@ toolchain_cargo() {
     if [ "$t" = "$TOOLCHAIN_HOST" ]; then
         env+=("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS=${CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS:-$TOOLCHAIN_HOST_RUSTFLAGS}")
     elif [ "$sub" = build ]; then
-        pre+=("$TOOLCHAIN_BUILD_STD" "$TOOLCHAIN_BUILD_STD_FEATURES")
+        pre+=("$TOOLCHAIN_BUILD_STD" "$TOOLCHAIN_BUILD_STD_FEATURES"
+            --config "target.$t.rustflags = $(toolchain_board_rustflags "$t")")
         env+=(RUSTC_BOOTSTRAP=1 "CARGO_TARGET_DIR=$(toolchain_target_dir "$t")")
     elif toolchain_needs_build_std "$t"; then
         pre+=("$TOOLCHAIN_BUILD_STD")
