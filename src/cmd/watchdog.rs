@@ -113,7 +113,10 @@ mod tests {
         assert_eq!(status, Status::Ok, "{err}");
         let eff = b.effects();
         let dog: Vec<&str> = eff.iter().map(String::as_str).filter(|e| e.contains("watchdog0")).collect();
-        assert_eq!(dog[..3], ["open /dev/watchdog0", "settimeout /dev/watchdog0 8", "pet /dev/watchdog0"]);
+        assert_eq!(
+            dog[..4],
+            ["open /dev/watchdog0", "write /dev/watchdog0 \"\\0\"", "settimeout /dev/watchdog0 8", "pet /dev/watchdog0"]
+        );
         assert_eq!(dog[dog.len() - 3..], ["write /dev/watchdog0 \"V\"", "setoptions /dev/watchdog0 1", "close /dev/watchdog0"]);
         assert!(b.watchdog.driver.borrow().stopped);
     }

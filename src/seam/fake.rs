@@ -425,7 +425,11 @@ pub struct FakeDriver {
     pub write_errno: Option<i32>,
     /// Stopped by DISABLECARD or by a close after 'V'.
     pub stopped: bool,
-    /// A 'V' was the last byte written.
+    /// The kernel's "magic character seen" flag (_WDOG_ALLOW_RELEASE):
+    /// every write clears it, then sets it if the bytes hold a 'V'; a
+    /// close clears it only when it stops an active watchdog, so after
+    /// 'V' plus DISABLECARD it outlives the descriptor, as in
+    /// drivers/watchdog/watchdog_dev.c.
     pub expect_close: bool,
     /// Pets so far (KEEPALIVE or write).
     pub pets: u32,
@@ -530,7 +534,7 @@ impl WatchdogDevice for FakeWatchdog {
             return Err(io::Error::from_raw_os_error(e));
         }
         d.pets += 1;
-        d.expect_close = bytes.last() == Some(&b'V');
+        d.expect_close = bytes.contains(&b'V');
         drop(d);
         self.log(format!("write {} {:?}", self.path.display(), String::from_utf8_lossy(bytes)));
         Ok(())
@@ -544,8 +548,9 @@ impl WatchdogDevice for FakeWatchdog {
 impl Drop for FakeWatchdog {
     fn drop(&mut self) {
         let mut d = self.driver.borrow_mut();
-        if d.expect_close {
+        if !d.stopped && d.expect_close {
             d.stopped = true;
+            d.expect_close = false;
         }
         drop(d);
         self.log(format!("close {}", self.path.display()));

@@ -337,6 +337,20 @@ impl LinuxWatchdog {
         self.dev.write(b"\0")
     }
 
+    /// Clear a release-on-close left armed by the previous holder. The
+    /// kernel's watchdog core clears its "magic character seen" flag only
+    /// when it stops the watchdog at close, or on a write without 'V';
+    /// after an orderly stop ('V' then WDIOS_DISABLECARD, as `nasboot
+    /// apply` does before `nasboot run` opens the device) the watchdog is
+    /// already stopped at close and the flag survives. A crash of the next
+    /// holder would then stop the watchdog silently instead of resetting
+    /// the board. One write without 'V' (a pet) clears it.
+    pub fn clear_stale_release(&mut self) {
+        if let Err(e) = self.dev.write(b"\0") {
+            log::warn!("{}: write: {e}", self.path.display());
+        }
+    }
+
     /// Orderly stop: 'V' (release on close), then WDIOS_DISABLECARD where
     /// the driver has it. Returns why it may not have stopped, if known.
     pub fn stop(&mut self) -> io::Result<Option<&'static str>> {
@@ -552,5 +566,24 @@ mod tests {
                 "close /dev/watchdog0"
             ]
         );
+    }
+
+    #[test]
+    fn a_crash_after_an_orderly_stop_still_resets() {
+        // `nasboot apply` stops the watchdog in order ('V', DISABLECARD),
+        // then `nasboot run` opens it: the kernel's release flag from that
+        // 'V' must not let a crash of the daemon stop the watchdog.
+        let mut b = board();
+        let mut dog = open(&mut b.watchdog, None).unwrap();
+        dog.query(&mut b.files).unwrap();
+        dog.start(5u32);
+        dog.disable();
+        drop(dog);
+        assert!(b.watchdog.driver.borrow().expect_close, "the fake keeps the flag, as the kernel does");
+        let dog = crate::watchdog::setup(open(&mut b.watchdog, None).unwrap(), 5, &mut b.seams()).unwrap();
+        drop(dog); // the daemon dies: no magic close
+        let d = b.watchdog.driver.borrow();
+        assert!(!d.stopped, "a crash must leave the watchdog running so that it resets the board");
+        assert!(!d.expect_close);
     }
 }

@@ -90,6 +90,7 @@ pub fn setup(mut dog: LinuxWatchdog, timeout: u32, seams: &mut Seams<'_>) -> Res
     if let Some(why) = dog.info.cannot_stop() {
         log::warn!("{}: {why}", dog.path.display());
     }
+    dog.clear_stale_release();
     let got = dog.set_timeout(timeout);
     log::info!(
         "{}: timeout {}",

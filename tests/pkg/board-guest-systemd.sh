@@ -56,8 +56,7 @@ new=$(mainpid)
 check "a killed daemon is restarted (new MainPID $new)" [ "$new" != "$pid" ] && [ "$new" != 0 ] && alive "$new"
 sleep 9
 check "the restarted daemon pets: the board outlived the timeout" alive "$new"
-dmesg | grep -i -E "watchdog|softdog" | sed "s/^/pkgtest: probe /"; journalctl -k --no-pager | grep -i -E "watchdog|softdog" | sed "s/^/pkgtest: probe j /"
-has "the kernel saw the crash close the watchdog without the magic close" "watchdog did not stop" "$(dmesg)"
+has "the kernel saw the crash close the watchdog without the magic close" "watchdog did not stop" "$(dmesg | grep 'did not stop')"
 pid=$new
 
 systemctl stop $U
