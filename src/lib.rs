@@ -12,6 +12,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod exit;
+pub mod logger;
 pub mod firewall;
 pub mod net;
 pub mod nfs;

@@ -1,7 +1,7 @@
 //! The `nasboot` binary: parse the command line, pick the seams (real or
 //! dry-run), run the command, exit with its status.
 
-use std::io;
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use nasboot::cli;
@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     let cli = match cli::parse(std::env::args_os().skip(1)) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("nasboot: {e}");
+            let _ = writeln!(io::stderr(), "nasboot: {e}");
             return ExitCode::from(nasboot::exit::Status::Usage.code());
         }
     };
@@ -25,7 +25,7 @@ fn main() -> ExitCode {
         1 => log::LevelFilter::Info,
         _ => log::LevelFilter::Debug,
     };
-    let _ = simple_logger::SimpleLogger::new().with_level(level).init();
+    nasboot::logger::init(level);
 
     if cli.confirm.is_some() && !cli.dry_run {
         // `firewall apply --confirm` must outlive a dropped SSH session to

@@ -10,8 +10,10 @@ use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Sysctl};
 use crate::config::types::{IfName, IpNet};
 
+/// One line on standard output; a closed pipe (`| head`) loses it quietly.
 fn say(what: std::fmt::Arguments<'_>) {
-    println!("dry-run: would {what}");
+    use std::io::Write as _;
+    let _ = writeln!(io::stdout().lock(), "dry-run: would {what}");
 }
 
 pub struct DryRunFiles {
