@@ -60,7 +60,9 @@ run OPTIONS
                       print "board: script-exit=N" and power off
   --deb PKG           unpack Debian's mipsel PKG and the lib* packages it
                       depends on (recursively) into the root, for dynamic
-                      user space (e.g. nfs-kernel-server, rpcbind); repeatable
+                      user space (e.g. nfs-kernel-server, rpcbind); repeatable.
+                      Downloads need the network: run `debs PKG...` first
+                      when the board itself boots inside a namespace
   --disk IMG          attach IMG as IDE disk (/dev/sda), created as ext2 if
                       missing; mounted at /data (loads ata_piix, ext4)
   --disk-size MB      size when creating (default 16)
