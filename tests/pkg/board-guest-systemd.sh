@@ -23,12 +23,15 @@ pid=$(mainpid)
 check "active" [ "$(active)" = active ]
 check "MainPID is a live /usr/sbin/nasboot" [ "$(readlink "/proc/$pid/exe")" = /usr/sbin/nasboot ]
 check "its command line is \`run\`" [ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/sbin/nasboot --config /etc/nasboot.toml run " ]
-check "softdog is armed with the profile's timeout (7 s)" [ "$(wd_state)" = active ] && [ "$(wd_timeout)" = 7 ]
-check "PID 1 left the watchdog to nasboot (RuntimeWatchdogSec off)" [ "$(systemctl show -p RuntimeWatchdogUSec --value)" = 0 ] || [ "$(systemctl show -p RuntimeWatchdogUSec --value)" = infinity ]
+[ "$(wd_state)" = active ] && [ "$(wd_timeout)" = 7 ]
+is "softdog is armed with the profile's timeout (7 s)"
+[ "$(systemctl show -p RuntimeWatchdogUSec --value)" = 0 ]
+is "PID 1 left the watchdog to nasboot (RuntimeWatchdogSec off)"
 sleep 9
 check "the board outlived the timeout: the daemon pets" alive "$pid"
 systemctl start $U
-check "a second start keeps the one daemon" [ "$(mainpid)" = "$pid" ] && [ "$(daemons)" -eq 1 ]
+[ "$(mainpid)" = "$pid" ] && [ "$(daemons)" -eq 1 ]
+is "a second start keeps the one daemon"
 systemctl status $U >/dev/null 2>&1
 check "systemctl status exits 0 while running" [ $? -eq 0 ]
 
@@ -36,12 +39,14 @@ profile 9
 systemctl reload $U
 is "systemctl reload exits 0"
 sleep 1
-check "reload keeps the MainPID" [ "$(mainpid)" = "$pid" ] && alive "$pid"
+[ "$(mainpid)" = "$pid" ] && alive "$pid"
+is "reload keeps the MainPID"
 check "reload re-read the profile: softdog timeout now 9 s" [ "$(wd_timeout)" = 9 ]
 printf '[board]\nname = "t"\n[watchdog]\ntimeout = 0\n' >"$cfg"
 systemctl reload $U 2>/dev/null
 check "reload of a broken profile fails (ExecReload checks first)" [ $? -ne 0 ]
-check "the daemon still runs after a refused reload" [ "$(mainpid)" = "$pid" ] && alive "$pid"
+[ "$(mainpid)" = "$pid" ] && alive "$pid"
+is "the daemon still runs after a refused reload"
 has "the journal names file:line:column and key" "/etc/nasboot.toml:4:11: watchdog.timeout:" "$(journalctl -u $U --no-pager 2>&1)"
 profile 7
 systemctl reload $U
@@ -53,7 +58,8 @@ kill -KILL "$pid"
 n=0
 while { [ "$(mainpid)" = "$pid" ] || [ "$(mainpid)" = 0 ]; } && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 new=$(mainpid)
-check "a killed daemon is restarted (new MainPID $new)" [ "$new" != "$pid" ] && [ "$new" != 0 ] && alive "$new"
+[ "$new" != "$pid" ] && [ "$new" != 0 ] && alive "$new"
+is "a killed daemon is restarted (new MainPID $new)"
 sleep 9
 check "the restarted daemon pets: the board outlived the timeout" alive "$new"
 has "the kernel saw the crash close the watchdog without the magic close" "watchdog did not stop" "$(dmesg | grep 'did not stop')"
