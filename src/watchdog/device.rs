@@ -543,14 +543,18 @@ mod tests {
         assert_eq!(b.effects(), ["open /dev/watchdog0", "close /dev/watchdog0"]);
     }
 
-    #[test]
-    fn disable_is_the_magic_close() {
-        let mut b = board();
+    /// Open, arm for 5 s, then the orderly stop ('V', DISABLECARD) and close.
+    fn armed_then_stopped(b: &mut FakeBoard) {
         let mut dog = open(&mut b.watchdog, None).unwrap();
         dog.query(&mut b.files).unwrap();
         dog.start(5u32);
         dog.disable();
-        drop(dog);
+    }
+
+    #[test]
+    fn disable_is_the_magic_close() {
+        let mut b = board();
+        armed_then_stopped(&mut b);
         let d = b.watchdog.driver.borrow();
         assert!(d.stopped);
         assert_eq!(d.timeout, 5);
@@ -574,11 +578,7 @@ mod tests {
         // then `nasboot run` opens it: the kernel's release flag from that
         // 'V' must not let a crash of the daemon stop the watchdog.
         let mut b = board();
-        let mut dog = open(&mut b.watchdog, None).unwrap();
-        dog.query(&mut b.files).unwrap();
-        dog.start(5u32);
-        dog.disable();
-        drop(dog);
+        armed_then_stopped(&mut b);
         assert!(b.watchdog.driver.borrow().expect_close, "the fake keeps the flag, as the kernel does");
         let dog = crate::watchdog::setup(open(&mut b.watchdog, None).unwrap(), 5, &mut b.seams()).unwrap();
         drop(dog); // the daemon dies: no magic close

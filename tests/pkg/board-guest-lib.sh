@@ -92,6 +92,16 @@ pkgtest_probe() {
 	echo "pkgtest: probe signals=$signals timeouts=$timeouts"
 }
 
+# refused ACTION: with a profile whose watchdog.timeout is 0, `initd ACTION`
+# fails and names file:line:column and the key.
+refused() {
+	printf '[board]\nname = "t"\n[watchdog]\ntimeout = 0\n' >"$cfg"
+	out=$(initd "$1" 2>&1)
+	rc=$?
+	check "$1 of a broken profile fails" [ "$rc" -ne 0 ]
+	has "$1: the error names file:line:column and key" "/etc/nasboot.toml:4:11: watchdog.timeout:" "$out"
+}
+
 # The lifecycle every init script must pass: start (pidfile, process,
 # softdog armed with the profile's timeout, the board outlives it), a
 # second start, status, reload (same pid, the profile re-read), a refused
@@ -134,11 +144,7 @@ pkgtest_lifecycle() {
 	else
 		gap "reload (SIGHUP keeps the pid, re-reads the profile): this binary dies on SIGHUP"
 	fi
-	printf '[board]\nname = "t"\n[watchdog]\ntimeout = 0\n' >"$cfg"
-	out=$(initd reload 2>&1)
-	rc=$?
-	check "reload of a broken profile fails" [ "$rc" -ne 0 ]
-	has "it names file:line:column and key" "/etc/nasboot.toml:4:11: watchdog.timeout:" "$out"
+	refused reload
 	check "the daemon still runs after a refused reload" alive "$pid"
 	profile 7
 
