@@ -53,6 +53,13 @@ t_need() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# t_median: the median of the numbers on standard input, one per line
+# (the mean of the middle two, to 3 decimals, for an even count). For the
+# benchmark scripts.
+t_median() {
+	sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
 t_done() {
 	printf '%s: %d passed, %d failed\n' "${0##*/}" "$T_PASS" "$T_FAIL"
 	[ "$T_FAIL" -eq 0 ]
