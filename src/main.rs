@@ -1,8 +1,21 @@
 //! The `nasboot` binary: parse the command line, pick the seams (real or
 //! dry-run), run the command, exit with its status.
+//!
+//! `#![no_main]`: nasboot has its own C `main` instead of std's start-up
+//! (`lang_start`). That start-up installs a stack-overflow guard for the
+//! main thread, which asks glibc for the stack's bounds; glibc finds them
+//! by parsing /proc/self/maps with sscanf, and that links glibc's whole
+//! scanf and strtod family into a static binary: about 70 KiB on mipsel,
+//! for a message that `panic = immediate-abort` never prints anyway. What
+//! the rest of that start-up does for a boot-time tool is done in `main`
+//! below: standard descriptors guaranteed open, SIGPIPE ignored, stdout
+//! flushed at the end. std still reads argv (glibc hands it over before
+//! `main`).
+#![no_main]
 
+use std::ffi::{c_char, c_int};
 use std::io::{self, Write};
-use std::process::ExitCode;
+use std::os::fd::{AsRawFd, IntoRawFd};
 
 use nasboot::cli;
 use nasboot::cmd::{self, Io};
@@ -11,12 +24,49 @@ use nasboot::seam::real::{files::RealFiles, netif::RealNetif, runner::RealRunner
 use nasboot::seam::real::{watchdog::RealWatchdogPort, Root};
 use nasboot::seam::Seams;
 
-fn main() -> ExitCode {
+#[no_mangle]
+pub extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+    standard_fds_open();
+    ignore_sigpipe();
+    let status = run();
+    let _ = io::stdout().flush();
+    c_int::from(status)
+}
+
+/// Descriptors 0, 1 and 2 must be open before anything else is: a boot
+/// script or a supervisor may start nasboot with one closed, and the first
+/// file opened would then take its number, so that log lines land in an
+/// exports file. Each hole is filled with /dev/null (open returns the
+/// lowest free number, and without close-on-exec, as the tools nasboot
+/// runs inherit them); std's start-up does the same.
+fn standard_fds_open() {
+    use nix::fcntl::{open, OFlag};
+    use nix::sys::stat::Mode;
+    while let Ok(null) = open("/dev/null", OFlag::O_RDWR, Mode::empty()) {
+        if null.as_raw_fd() > 2 {
+            break; // 0..=2 were open; this one closes on drop
+        }
+        let _ = null.into_raw_fd(); // keep it: it is now stdin, stdout or stderr
+    }
+}
+
+/// A closed pipe must give EPIPE (which the logger and the watchdog
+/// daemon ignore), not kill the process: a supervisor's dead log reader
+/// must not stop the watchdog. Children get the default back (std resets
+/// SIGPIPE in every child it spawns).
+fn ignore_sigpipe() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: SIG_IGN installs no handler code, so nothing can run in
+    // signal context; nothing else in the process sets SIGPIPE.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigIgn) };
+}
+
+fn run() -> u8 {
     let cli = match cli::parse(std::env::args_os().skip(1)) {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(io::stderr(), "nasboot: {e}");
-            return ExitCode::from(nasboot::exit::Status::Usage.code());
+            return nasboot::exit::Status::Usage.code();
         }
     };
     let level = match cli.verbosity {
@@ -55,5 +105,5 @@ fn main() -> ExitCode {
         let mut seams = Seams { files: &mut files, sysctl: &mut sysctl, runner: &mut runner, netif: &mut netif, watchdog: &mut watchdog };
         cmd::dispatch(&cli, &mut seams, &mut io)
     };
-    ExitCode::from(status.code())
+    status.code()
 }
