@@ -6,10 +6,10 @@
 //! `validate` (rules that span several values: duplicates, zones,
 //! reachability). Nothing here touches the system.
 
+mod de;
 pub mod firewall;
 pub mod net;
 pub mod nfs;
-mod path;
 pub mod system;
 pub mod types;
 pub mod validate;
@@ -19,6 +19,7 @@ use std::fmt;
 use std::ops::Range;
 
 use serde::Deserialize;
+use toml::de::DeTable;
 
 pub use validate::Warning;
 
@@ -137,19 +138,17 @@ impl Source<'_> {
 
 /// Parse and validate a profile held in memory.
 pub fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
-    let de = toml::Deserializer::parse(src.text).map_err(|e| {
+    let doc = DeTable::parse(src.text).map_err(|e| {
         let span = e.span();
         let key = span.clone().map_or_else(|| "(top level)".to_string(), |s| src.key_on_line(s.start));
         src.error(span, &key, first_line(e.message()))
     })?;
-    let profile = Profile::deserialize(de).map_err(|inner| {
-        let message = first_line(inner.message());
+    let profile: Profile = de::from_document(doc).map_err(|inner| {
+        let message = first_line(&inner.message);
         // A missing field is reported at its table; name the field itself.
         let missing = message.strip_prefix("missing field `").and_then(|r| r.split('`').next());
-        // The key path, from the span toml gave the error (see path.rs).
-        let path = inner.span().map_or_else(String::new, |s| path::key_at(src.text, &s, &message));
-        let at_top = path.is_empty();
-        let key = match (at_top, missing) {
+        let path = inner.key();
+        let key = match (path.is_empty(), missing) {
             (true, Some(field)) => field.to_string(),
             (false, Some(field)) => format!("{path}.{field}"),
             (true, None) => "(top level)".to_string(),
@@ -165,7 +164,7 @@ pub fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
             }
             _ => message,
         };
-        src.error(inner.span(), &key, message)
+        src.error(inner.span, &key, message)
     })?;
     let warnings = validate::validate(&profile, src)?;
     Ok(Loaded { profile, warnings })

@@ -106,3 +106,27 @@ fn warnings_for_async_and_squashed_rw() {
     let keys: Vec<&str> = l.warnings.iter().map(|w| w.0.key.as_str()).collect();
     assert_eq!(keys, ["nfs.export[0].anonuid", "nfs.export[0].sync"]);
 }
+
+/// Where errors inside arrays of tables, inline tables and enums point:
+/// the key path is collected as the error unwinds (config/de.rs).
+#[test]
+fn nested_errors_name_the_right_key() {
+    let head = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\n";
+    for (tail, at, key, msg) in [
+        // A field missing from the second table of an array.
+        ("[[interface]]\nrole = \"lan\"\n", (5, 1), "interface[1].name", "missing field `name`"),
+        // An enum is a string; a table or an array there is the enum's error.
+        ("role = { a = 1 }\n", (5, 8), "interface[0].role", "invalid type: map"),
+        ("[[interface.role]]\n", (5, 1), "interface[0].role", "invalid type: sequence"),
+        ("role = \"lan\"\nroute = [{ to = \"10.8.0.0/16\", via = 7 }]\n", (6, 38), "interface[0].route[0].via", "invalid type: integer `7`"),
+        ("role = \"lan\"\nmtu = 99999999999999999999\n", (6, 7), "interface[0].mtu", "too large"),
+        ("role = \"lan\"\nmtu = 1979-05-27\n", (6, 7), "interface[0].mtu", "invalid type: date-time"),
+    ] {
+        let e = parse_str(&format!("{head}{tail}")).unwrap_err();
+        assert_eq!(((e.line, e.column), e.key.as_str()), (at, key), "{tail:?}: {e}");
+        assert!(e.message.contains(msg), "{tail:?}: `{}` lacks `{msg}`", e.message);
+    }
+    let e = parse_str("[[board]]\nname = \"t\"\n").unwrap_err();
+    assert_eq!(((e.line, e.column), e.key.as_str()), ((1, 1), "board"), "{e}");
+    assert!(e.message.contains("invalid type: sequence"), "{e}");
+}

@@ -1,0 +1,342 @@
+//! A serde `Deserializer` over the document toml parsed (`DeTable`).
+//!
+//! toml parses the text; serde's derived code builds the model; this is
+//! the small piece between them. It replaces toml's own value deserializer
+//! for size: toml forwards every request to one `deserialize_any` that can
+//! hand any kind of value to any visitor, so each of the profile model's
+//! (type, visitor) pairs got a copy of all of it, about 290 KiB of the
+//! mipsel binary. Here each request accepts only the kind of value it asks
+//! for and calls one visitor method; any other kind is serde's
+//! `invalid type` error, worded by the visitor as before.
+//!
+//! It also tracks where an error is. Each error gets the span of the value
+//! (or, for an unknown field, of the key) it is about, and collects the key
+//! path (`interface[1].name`) as it unwinds through the tables and arrays
+//! above it.
+//!
+//! It supports only what the model uses: tables as structs and maps (string
+//! keys), arrays as sequences, unit enums written as strings, integers,
+//! floats, booleans and strings, `Option` (an absent key is `None`), and
+//! `toml::Spanned`. TOML date-times are refused, like any other value of
+//! a kind the model does not expect.
+
+use std::fmt;
+use std::ops::Range;
+
+use serde::de::{self, DeserializeSeed, Expected, Unexpected, Visitor};
+use toml::de::{DeArray, DeTable, DeValue};
+use toml::Spanned;
+
+/// A deserialization error, where it is, and the key path to it.
+#[derive(Debug)]
+pub(super) struct Error {
+    pub message: String,
+    pub span: Option<Range<usize>>,
+    /// Innermost first: pushed while the error unwinds.
+    rev_path: Vec<Segment>,
+}
+
+#[derive(Debug)]
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+impl Error {
+    /// The key path, outermost first: `a.b[2].c`; empty at the top level.
+    pub fn key(&self) -> String {
+        let mut key = String::new();
+        for seg in self.rev_path.iter().rev() {
+            match seg {
+                Segment::Key(k) => {
+                    if !key.is_empty() {
+                        key.push('.');
+                    }
+                    key.push_str(k);
+                }
+                Segment::Index(i) => key.push_str(&format!("[{i}]")),
+            }
+        }
+        key
+    }
+
+    /// Attach `span` unless a deeper value already gave one.
+    fn at(mut self, span: &Range<usize>) -> Error {
+        if self.span.is_none() {
+            self.span = Some(span.clone());
+        }
+        self
+    }
+
+    fn under(mut self, seg: Segment) -> Error {
+        self.rev_path.push(seg);
+        self
+    }
+}
+
+impl de::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Error { message: msg.to_string(), span: None, rev_path: Vec::new() }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Deserialize a `T` from a parsed document.
+pub(super) fn from_document<T: de::DeserializeOwned>(doc: Spanned<DeTable<'_>>) -> Result<T, Error> {
+    let span = doc.span();
+    let root = Spanned::new(span, DeValue::Table(doc.into_inner()));
+    T::deserialize(ValueDe(&root))
+}
+
+/// One value and its span.
+struct ValueDe<'a>(&'a Spanned<DeValue<'a>>);
+
+/// What a value is, for `invalid type` errors.
+fn unexpected<'a>(v: &'a DeValue<'_>) -> Unexpected<'a> {
+    match v {
+        DeValue::String(s) => Unexpected::Str(s),
+        DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix()).map_or(Unexpected::Other("integer"), Unexpected::Signed),
+        DeValue::Float(_) => Unexpected::Other("floating-point number"),
+        DeValue::Boolean(b) => Unexpected::Bool(*b),
+        DeValue::Datetime(_) => Unexpected::Other("date-time"),
+        DeValue::Array(_) => Unexpected::Seq,
+        DeValue::Table(_) => Unexpected::Map,
+    }
+}
+
+fn wrong(v: &DeValue<'_>, exp: &dyn Expected) -> Error {
+    de::Error::invalid_type(unexpected(v), exp)
+}
+
+impl<'a> ValueDe<'a> {
+    fn span(&self) -> Range<usize> {
+        self.0.span()
+    }
+
+    fn str(&self, exp: &dyn Expected) -> Result<&'a str, Error> {
+        match self.0.get_ref() {
+            DeValue::String(s) => Ok(s),
+            v => Err(wrong(v, exp)),
+        }
+    }
+
+    fn int(&self, exp: &dyn Expected) -> Result<i64, Error> {
+        match self.0.get_ref() {
+            DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix())
+                .map_err(|_| de::Error::custom(format!("integer {n} is too large"))),
+            v => Err(wrong(v, exp)),
+        }
+    }
+
+    fn table(&self, exp: &dyn Expected) -> Result<&'a DeTable<'a>, Error> {
+        match self.0.get_ref() {
+            DeValue::Table(t) => Ok(t),
+            v => Err(wrong(v, exp)),
+        }
+    }
+
+    fn array(&self, exp: &dyn Expected) -> Result<&'a DeArray<'a>, Error> {
+        match self.0.get_ref() {
+            DeValue::Array(a) => Ok(a),
+            v => Err(wrong(v, exp)),
+        }
+    }
+}
+
+/// The span of a value is given to every error from inside it that has
+/// none yet.
+macro_rules! at_span {
+    ($self:ident, $body:expr) => {{
+        let span = $self.span();
+        let r: Result<_, Error> = $body;
+        r.map_err(|e| e.at(&span))
+    }};
+}
+
+impl<'de> de::Deserializer<'de> for ValueDe<'_> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        at_span!(self, match self.0.get_ref() {
+            DeValue::String(s) => v.visit_str(s),
+            DeValue::Integer(_) => self.int(&v).and_then(|n| v.visit_i64(n)),
+            DeValue::Float(x) => match x.as_str().parse::<f64>() {
+                Ok(f) if f.is_finite() || x.as_str().contains("inf") => v.visit_f64(f),
+                _ => Err(de::Error::custom(format!("float {x} is out of range"))),
+            },
+            DeValue::Boolean(b) => v.visit_bool(*b),
+            DeValue::Array(a) => v.visit_seq(SeqDe { items: a, next: 0 }),
+            DeValue::Table(t) => v.visit_map(MapDe { iter: t.iter(), value: None }),
+            other => Err(wrong(other, &v)),
+        })
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        at_span!(self, match self.0.get_ref() {
+            DeValue::Boolean(b) => v.visit_bool(*b),
+            other => Err(wrong(other, &v)),
+        })
+    }
+
+    fn deserialize_i64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        at_span!(self, self.int(&v).and_then(|n| v.visit_i64(n)))
+    }
+
+    // Every integer width goes through i64 (TOML integers are i64); serde's
+    // visitors for the narrower types check the range and say so.
+    fn deserialize_i8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_i64(v)
+    }
+    fn deserialize_i16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_i64(v)
+    }
+    fn deserialize_i32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_i64(v)
+    }
+    fn deserialize_u8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_i64(v)
+    }
+    fn deserialize_u16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_i64(v)
+    }
+    fn deserialize_u32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_i64(v)
+    }
+    fn deserialize_u64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_i64(v)
+    }
+
+    fn deserialize_f32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_any(v)
+    }
+    fn deserialize_f64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_any(v)
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        at_span!(self, self.str(&v).and_then(|s| v.visit_str(s)))
+    }
+    fn deserialize_string<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_str(v)
+    }
+    fn deserialize_char<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_str(v)
+    }
+    fn deserialize_identifier<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_str(v)
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        at_span!(self, self.array(&v).and_then(|a| v.visit_seq(SeqDe { items: a, next: 0 })))
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        at_span!(self, self.table(&v).and_then(|t| v.visit_map(MapDe { iter: t.iter(), value: None })))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        _fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, Error> {
+        if serde_spanned::de::is_spanned(name) {
+            let span = self.span();
+            return v.visit_map(serde_spanned::de::SpannedDeserializer::new(self, span));
+        }
+        self.deserialize_map(v)
+    }
+
+    /// An absent key is `None` (serde's derive handles that); a present
+    /// one is always `Some`: TOML has no null.
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        v.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, v: V) -> Result<V::Value, Error> {
+        v.visit_newtype_struct(self)
+    }
+
+    /// Unit variants only, written as strings: `role = "lan"`.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, Error> {
+        at_span!(
+            self,
+            self.str(&v).and_then(|s| v.visit_enum(de::value::StrDeserializer::<Error>::new(s)))
+        )
+    }
+
+    serde::forward_to_deserialize_any! {
+        bytes byte_buf unit unit_struct tuple tuple_struct ignored_any
+    }
+}
+
+impl de::IntoDeserializer<'_, Error> for ValueDe<'_> {
+    type Deserializer = Self;
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+/// The elements of an array; an error is under its index.
+struct SeqDe<'a> {
+    items: &'a DeArray<'a>,
+    next: usize,
+}
+
+impl<'de> de::SeqAccess<'de> for SeqDe<'_> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
+        let Some(item) = self.items.get(self.next) else {
+            return Ok(None);
+        };
+        let i = self.next;
+        self.next += 1;
+        seed.deserialize(ValueDe(item)).map(Some).map_err(|e| e.under(Segment::Index(i)))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.items.len() - self.next)
+    }
+}
+
+type TableIter<'a> = toml::map::Iter<'a, Spanned<std::borrow::Cow<'a, str>>, Spanned<DeValue<'a>>>;
+
+/// The keys and values of a table. A key's error (an unknown field) is at
+/// the key; a value's is under the key.
+struct MapDe<'a> {
+    iter: TableIter<'a>,
+    value: Option<(&'a str, &'a Spanned<DeValue<'a>>)>,
+}
+
+impl<'de> de::MapAccess<'de> for MapDe<'_> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+        let Some((k, v)) = self.iter.next() else {
+            return Ok(None);
+        };
+        self.value = Some((k.get_ref(), v));
+        let span = k.span();
+        seed.deserialize(de::value::StrDeserializer::<Error>::new(k.get_ref()))
+            .map(Some)
+            .map_err(|e| e.at(&span).under(Segment::Key(k.get_ref().to_string())))
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        let (k, v) = self.value.take().expect("next_key_seed first");
+        seed.deserialize(ValueDe(v)).map_err(|e| e.under(Segment::Key(k.to_string())))
+    }
+}
