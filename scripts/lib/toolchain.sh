@@ -80,11 +80,18 @@ TOOLCHAIN_BOARD_RUSTFLAGS=(-Zunstable-options -Cpanic=immediate-abort
 # bytes (about 570 KiB on sparc64).  Linux on SPARC always uses 8 KiB pages
 # (both targets need a V9 CPU, hence a sparc64 kernel), so lay them out for
 # 8 KiB pages.
+# MIPS and powerpc: the same padding for 64 KiB pages (up to 64 KiB of
+# zeros; 61 KiB on mipsel).  The boards' kernels use 4 KiB pages: ath79 and
+# malta (MIPS 24K/4Kc; 16 and 64 KiB pages are for 64-bit Loongson and
+# Octeon kernels) and mpc83xx (e300: 32-bit book3s has 4 KiB pages only).
 toolchain_board_rustflags() {
     local flags=("${TOOLCHAIN_BOARD_RUSTFLAGS[@]}") f out=""
     case "$1" in
         sparc-unknown-linux-gnu | sparc64-unknown-linux-gnu)
             flags+=("-Clink-arg=-Wl,-z,max-page-size=8192")
+            ;;
+        mips-unknown-linux-gnu | mipsel-unknown-linux-gnu | powerpc-unknown-linux-gnu)
+            flags+=("-Clink-arg=-Wl,-z,max-page-size=4096")
             ;;
     esac
     for f in "${flags[@]}"; do out+="${out:+, }\"$f\""; done

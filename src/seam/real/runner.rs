@@ -71,7 +71,7 @@ fn fill<R: Read>(pipe: &mut Option<R>, buf: &mut Vec<u8>) {
 }
 
 /// Writes as much of `input` as the pipe takes now; closes stdin once all
-/// of it is written. A tool that exits early closes the pipe (EPIPE; Rust
+/// of it is written. A tool that exits early closes the pipe (EPIPE; main.rs
 /// ignores SIGPIPE): stdin is closed too, and its status says why.
 fn feed(pipe: &mut Option<ChildStdin>, input: &mut &[u8]) {
     let Some(w) = pipe else { return };
