@@ -16,7 +16,8 @@
 //!
 //! It supports only what the model uses: tables as structs and maps (string
 //! keys), arrays as sequences, unit enums written as strings, integers,
-//! floats, booleans and strings, `Option` (an absent key is `None`), and
+//! floats (for float fields only), booleans and strings, `Option` (an
+//! absent key is `None`), and
 //! `toml::Spanned`. TOML date-times are refused, like any other value of
 //! a kind the model does not expect.
 
@@ -167,10 +168,6 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
         at_span!(self, match self.0.get_ref() {
             DeValue::String(s) => v.visit_str(s),
             DeValue::Integer(_) => self.int(&v).and_then(|n| v.visit_i64(n)),
-            DeValue::Float(x) => match x.as_str().parse::<f64>() {
-                Ok(f) if f.is_finite() || x.as_str().contains("inf") => v.visit_f64(f),
-                _ => Err(de::Error::custom(format!("float {x} is out of range"))),
-            },
             DeValue::Boolean(b) => v.visit_bool(*b),
             DeValue::Array(a) => v.visit_seq(SeqDe { items: a, next: 0 }),
             DeValue::Table(t) => v.visit_map(MapDe { iter: t.iter(), value: None }),
@@ -213,11 +210,21 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
         self.deserialize_i64(v)
     }
 
-    fn deserialize_f32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_any(v)
-    }
+    /// Only a type that asks for a float gets one (an integer will do
+    /// too); `deserialize_any` refuses floats, so that no other visitor
+    /// ever formats one in an error: that keeps core's float printing,
+    /// like its float parsing (see `float`), out of the binary.
     fn deserialize_f64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_any(v)
+        at_span!(self, match self.0.get_ref() {
+            DeValue::Float(x) => match float(x.as_str()) {
+                Some(f) => v.visit_f64(f),
+                None => Err(de::Error::custom(format!("float {x} is out of range"))),
+            },
+            _ => self.int(&v).and_then(|n| v.visit_i64(n)),
+        })
+    }
+    fn deserialize_f32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_f64(v)
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
@@ -282,6 +289,66 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
     }
 }
 
+/// The value of a TOML float from its text, which toml has checked and
+/// stripped of underscores: `[+-]DIGITS[.DIGITS][(e|E)[+-]DIGITS]`, or
+/// `inf` / `nan` with an optional sign. None when out of range.
+///
+/// A literal of up to 15 significant digits with a decimal exponent within
+/// ±22, which covers what profiles hold (load limits such as 4.5), is
+/// converted exactly: both the digits and the power of ten are exact
+/// doubles, and one IEEE division or multiplication rounds correctly.
+/// Longer literals may be off in the last bits. core's parser, exact for
+/// all, costs about 8 KiB of code and its tables on a board.
+fn float(text: &str) -> Option<f64> {
+    let (neg, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let f = match body {
+        "inf" => f64::INFINITY,
+        "nan" => f64::NAN,
+        _ => {
+            let (digits, exp) = match body.find(['e', 'E']) {
+                Some(i) => (&body[..i], body[i + 1..].parse::<i32>().ok()?),
+                None => (body, 0),
+            };
+            let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+            let mut mantissa: u64 = 0;
+            let mut scale = exp;
+            for (i, c) in int.bytes().chain(frac.bytes()).enumerate() {
+                let d = u64::from(c.checked_sub(b'0').filter(|d| *d <= 9)?);
+                if mantissa < 100_000_000_000_000_000 {
+                    mantissa = mantissa * 10 + d;
+                    if i >= int.len() {
+                        scale -= 1;
+                    }
+                } else if i < int.len() {
+                    scale += 1; // a digit past what u64 keeps, left of the point
+                }
+            }
+            if mantissa == 0 {
+                return Some(if neg { -0.0 } else { 0.0 });
+            }
+            let mut f = mantissa as f64;
+            let mut pow = 1.0f64;
+            for _ in 0..scale.unsigned_abs().min(400) {
+                pow *= 10.0;
+            }
+            if scale < 0 {
+                f /= pow;
+            } else {
+                f *= pow;
+            }
+            if f.is_infinite() {
+                return None;
+            }
+            f
+        }
+    };
+    Some(if neg { -f } else { f })
+}
+
 impl de::IntoDeserializer<'_, Error> for ValueDe<'_> {
     type Deserializer = Self;
     fn into_deserializer(self) -> Self {
@@ -338,5 +405,30 @@ impl<'de> de::MapAccess<'de> for MapDe<'_> {
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         let (k, v) = self.value.take().expect("next_key_seed first");
         seed.deserialize(ValueDe(v)).map_err(|e| e.under(Segment::Key(k.to_string())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::float;
+
+    #[test]
+    fn float_literals() {
+        // Exact where the literal is short (compared with core's parser).
+        for text in ["4.5", "0.01", "1000", "1e3", "-2E-2", "+1.0", "3.1415", "0.1", "99.99", "1000.0", "123456789012345.0", "5e22", "-0.0"] {
+            assert_eq!(float(text), Some(text.parse::<f64>().unwrap()), "{text}");
+        }
+        // Close for long ones.
+        for text in ["6.626e-34", "123456789012345678901234.5", "0.000000000000000000000000001234", "1.5e300"] {
+            let want = text.parse::<f64>().unwrap();
+            let got = float(text).unwrap();
+            assert!(((got - want) / want).abs() < 1e-12, "{text}: {got} vs {want}");
+        }
+        assert_eq!(float("inf"), Some(f64::INFINITY));
+        assert_eq!(float("-inf"), Some(f64::NEG_INFINITY));
+        assert!(float("nan").unwrap().is_nan());
+        assert_eq!(float("0e400"), Some(0.0));
+        assert_eq!(float("1e400"), None);
+        assert_eq!(float("1e-400"), Some(0.0));
     }
 }

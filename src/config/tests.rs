@@ -130,3 +130,18 @@ fn nested_errors_name_the_right_key() {
     assert_eq!(((e.line, e.column), e.key.as_str()), ((1, 1), "board"), "{e}");
     assert!(e.message.contains("invalid type: sequence"), "{e}");
 }
+
+#[test]
+fn load_limits_are_floats_or_integers_in_hundredths() {
+    let l = parse_str("[board]\nname = \"t\"\n[watchdog]\ntimeout = 30\nmax_load1 = 4.5\nmax_load5 = 2\nmax_load15 = 0.01\n").unwrap();
+    let w = l.profile.watchdog.unwrap();
+    assert_eq!((w.max_load1, w.max_load5, w.max_load15), (Some(watchdog::Load(450)), Some(watchdog::Load(200)), Some(watchdog::Load(1))));
+    for (value, msg) in [("0.001", "out of range (0.01 to 1000)"), ("1e9", "out of range"), ("\"4.5\"", "invalid type: string")] {
+        let e = parse_str(&format!("[board]\nname = \"t\"\n[watchdog]\ntimeout = 30\nmax_load1 = {value}\n")).unwrap_err();
+        assert_eq!(((e.line, e.column), e.key.as_str()), ((5, 13), "watchdog.max_load1"), "{e}");
+        assert!(e.message.contains(msg), "{value}: {e}");
+    }
+    // A float where no float belongs: refused, not printed.
+    let e = parse_str("[board]\nname = \"t\"\n[sysctl.set]\n\"vm.swappiness\" = 1.5\n").unwrap_err();
+    assert!(e.message.contains("invalid type: floating-point number"), "{e}");
+}

@@ -44,11 +44,13 @@ impl<'de> Deserialize<'de> for Load {
                 if (0.01..=1000.0).contains(&x) {
                     Ok(Load((x * 100.0).round() as u32))
                 } else {
-                    Err(E::custom(format!("load {x} is out of range (0.01 to 1000)")))
+                    // The value is not echoed: printing a float would link
+                    // core's float formatting (config/de.rs).
+                    Err(E::custom("load average out of range (0.01 to 1000)"))
                 }
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_f64(V)
     }
 }
 
