@@ -161,6 +161,15 @@ macro_rules! at_span {
     }};
 }
 
+/// `forward!(to: from...)`: each `from` method does what `to` does.
+macro_rules! forward {
+    ($to:ident: $($from:ident)+) => {$(
+        fn $from<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+            self.$to(v)
+        }
+    )+};
+}
+
 impl<'de> de::Deserializer<'de> for ValueDe<'_> {
     type Error = Error;
 
@@ -188,27 +197,8 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
 
     // Every integer width goes through i64 (TOML integers are i64); serde's
     // visitors for the narrower types check the range and say so.
-    fn deserialize_i8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_i64(v)
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_i64(v)
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_i64(v)
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_i64(v)
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_i64(v)
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_i64(v)
-    }
-    fn deserialize_u64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_i64(v)
-    }
+    forward!(deserialize_i64: deserialize_i8 deserialize_i16 deserialize_i32 deserialize_u8
+        deserialize_u16 deserialize_u32 deserialize_u64);
 
     /// Only a type that asks for a float gets one (an integer will do
     /// too); `deserialize_any` refuses floats, so that no other visitor
@@ -223,22 +213,12 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
             _ => self.int(&v).and_then(|n| v.visit_i64(n)),
         })
     }
-    fn deserialize_f32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_f64(v)
-    }
+    forward!(deserialize_f64: deserialize_f32);
 
     fn deserialize_str<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
         at_span!(self, self.str(&v).and_then(|s| v.visit_str(s)))
     }
-    fn deserialize_string<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_str(v)
-    }
-    fn deserialize_char<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_str(v)
-    }
-    fn deserialize_identifier<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        self.deserialize_str(v)
-    }
+    forward!(deserialize_str: deserialize_string deserialize_char deserialize_identifier);
 
     fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
         at_span!(self, self.array(&v).and_then(|a| v.visit_seq(SeqDe { items: a, next: 0 })))
