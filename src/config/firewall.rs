@@ -31,6 +31,21 @@ pub enum Backend {
     Iptables,
 }
 
+/// Where the stateless profile filters (nftables only).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Hook {
+    /// One input chain, policy drop, dispatching on the input interface:
+    /// every packet for the box, from any interface (an unknown one is
+    /// dropped), costs the hook.
+    #[default]
+    Input,
+    /// A chain on each WAN interface's ingress hook (Linux 5.10): a LAN
+    /// open to everything crosses no hook at all. Interfaces the profile
+    /// does not name are not filtered.
+    Ingress,
+}
+
 /// Named services.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -81,6 +96,9 @@ pub struct Firewall {
     /// Route LAN to WAN with masquerade. Needs connection tracking.
     #[serde(default)]
     pub forward: bool,
+    /// Where the stateless profile hooks in (see `Hook`).
+    #[serde(default)]
+    pub hook: Hook,
 }
 
 impl Default for Firewall {
@@ -98,6 +116,7 @@ impl Default for Firewall {
             log: true,
             log_rate: log_rate_default(),
             forward: false,
+            hook: Hook::default(),
         }
     }
 }

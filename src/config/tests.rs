@@ -61,6 +61,8 @@ pub const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("mountd port 65536", "[board]\nname = \"t\"\n[firewall]\nmountd_port = 65536\n", 4, 15, "firewall.mountd_port", "65536"),
     ("unknown backend", "[board]\nname = \"t\"\n[firewall]\nbackend = \"pf\"\n", 4, 11, "firewall.backend", "unknown variant `pf`"),
     ("missing board name", "[board]\n", 1, 1, "board.name", "missing field `name`"),
+    ("ingress hook with iptables", "[board]\nname = \"t\"\n[firewall]\nhook = \"ingress\"\nbackend = \"iptables\"\n", 4, 1, "firewall.hook", "iptables has no ingress hook"),
+    ("ingress hook when stateful", "[board]\nname = \"t\"\n[firewall]\nprofile = \"stateful\"\nhook = \"ingress\"\n", 5, 1, "firewall.hook", "stateless profile on nftables"),
 ];
 
 #[test]

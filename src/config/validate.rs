@@ -3,7 +3,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use super::firewall::{Profile as FwProfile, Service};
+use super::firewall::{Backend, Hook, Profile as FwProfile, Service};
 use super::net::{Method, Role};
 use super::nfs::Squash;
 use super::{ConfigError, Profile, Source};
@@ -168,6 +168,17 @@ fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
     }
     if fw.forward && !p.interface.iter().any(|i| i.role == Role::Wan) {
         return Err(src.error(span_in(src, "firewall", "forward"), "firewall.forward", "forwarding needs a WAN interface"));
+    }
+    if fw.hook == Hook::Ingress {
+        let why = match (fw.profile, fw.backend, fw.forward) {
+            (FwProfile::Stateful, _, _) => Some("the stateful profile tracks the WAN from the input hook"),
+            (_, _, true) => Some("forwarding needs connection tracking, which the ingress hook does not see"),
+            (_, Backend::Iptables, _) => Some("iptables has no ingress hook; use backend \"nftables\" or \"auto\""),
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Err(src.error(span_in(src, "firewall", "hook"), "firewall.hook", format!("\"ingress\" is for the stateless profile on nftables: {why}")));
+        }
     }
     if fw.lan_services.contains(&Service::All) && fw.lan_services.len() > 1 {
         warnings.push(Warning(src.error(

@@ -25,6 +25,18 @@
 //!     ICMPv6 echo-reply, destination-unreachable, packet-too-big,
 //!     time-exceeded and neighbour discovery 133-136. Then a rate-limited
 //!     log (`log_rate` a minute) and drop.
+//!   - `hook = "ingress"` (nftables; Linux 5.10): the same zone chains,
+//!     reached from one chain on each WAN (and restricted LAN) interface's
+//!     `inet` ingress hook instead of the input chain, and no input chain
+//!     at all. The input hook itself, with no rule in it, costs LAN
+//!     traffic 5-10% of its throughput (scripts/bench-firewall); a LAN
+//!     open to everything then crosses no hook. Fragments are not
+//!     reassembled at ingress: the first meets the rules, the others
+//!     (`ip frag-off`, IPv6 `frag frag-off` non-zero) are let on to
+//!     reassembly, which cannot finish without the first. The price: an
+//!     interface the profile does not name is not filtered (the input
+//!     chain's policy drop caught it), and the named ones must exist when
+//!     the rule set loads (else nft refuses it and the fallback loads).
 //! - `stateful`: the WAN accepts established/related and drops invalid;
 //!   LAN traffic is marked `notrack` in raw-priority (-300) chains
 //!   (nftables) or `-t raw -j CT --notrack` (iptables), so storage traffic

@@ -6,7 +6,7 @@
 //! LAN to the WAN, and the log rate. Ports are sorted and deduplicated, so
 //! the rendered text does not depend on the order of the profile's lists.
 
-use crate::config::firewall::{Profile as FwProfile, Service};
+use crate::config::firewall::{Hook, Profile as FwProfile, Service};
 use crate::config::net::Role;
 use crate::config::types::IfName;
 use crate::config::{Profile, MAX_INTERFACES};
@@ -60,6 +60,9 @@ pub struct Model {
     /// Route the LAN to the WAN with masquerade (IPv4) and plain
     /// forwarding (IPv6); replies come back through connection tracking.
     pub forward: bool,
+    /// Stateless zones filtered on their interfaces' ingress hooks instead
+    /// of one input chain (nftables; `firewall.hook = "ingress"`).
+    pub ingress: bool,
 }
 
 impl Model {
@@ -142,6 +145,7 @@ pub fn from_profile(p: &Profile) -> Model {
         wan: zone(&fw.wan_services, &fw.wan_tcp_ports, &fw.wan_udp_ports, mountd),
         log_rate: fw.log.then_some(fw.log_rate),
         forward: fw.forward && fw.profile != FwProfile::Off,
+        ingress: fw.hook == Hook::Ingress && fw.profile == FwProfile::Stateless && !fw.forward,
     }
 }
 

@@ -13,7 +13,10 @@
 //! policy drop; a LAN open to everything accepted by one compare rule
 //! first (no set lookup); loopback; one verdict map on the input interface
 //! for the other zones; per-zone chains with named port sets; no `ct`
-//! expression, no NAT and no helper in the stateless profile.
+//! expression, no NAT and no helper in the stateless profile. With
+//! `hook = "ingress"` (stateless only) the per-zone chains are reached
+//! from one ingress chain per interface instead, and a LAN open to
+//! everything gets none: no input chain at all.
 
 use std::fmt::{self, Write};
 
@@ -87,6 +90,22 @@ fn zone_services(out: &mut String, zone: &str, z: &Zone) -> fmt::Result {
     Ok(())
 }
 
+/// A zone's chain on one interface's ingress hook (the `inet` family's,
+/// Linux 5.10): it sees that interface's IPv4 and IPv6 packets only (ARP
+/// and the rest pass), before routing and before reassembly.
+fn ingress_chain(out: &mut String, zone: &str, i: usize, name: &str) -> fmt::Result {
+    writeln!(out, "\tchain {zone}_in{i} {{\n\t\ttype filter hook ingress device \"{name}\" priority 0; policy accept;\n\t\tjump {zone}\n\t}}")
+}
+
+/// On the ingress hook, fragments are not reassembled yet: the first one
+/// carries the TCP/UDP header and meets the zone's rules; the others have
+/// no header to match and are let through to reassembly, which cannot
+/// complete a datagram whose first fragment was dropped.
+fn fragments(out: &mut String) {
+    out.push_str("\t\tip frag-off & 0x1fff != 0 accept\n");
+    out.push_str("\t\tfrag frag-off != 0 accept\n");
+}
+
 fn base_chain(out: &mut String, name: &str, hook: &str, priority: i32, policy: &str) -> fmt::Result {
     writeln!(out, "\tchain {name} {{\n\t\ttype filter hook {hook} priority {priority}; policy {policy};")
 }
@@ -94,7 +113,8 @@ fn base_chain(out: &mut String, name: &str, hook: &str, priority: i32, policy: &
 /// Render the rule set for `m` into `out`.
 pub fn render(m: &Model, out: &mut String) -> fmt::Result {
     writeln!(out, "#!/usr/sbin/nft -f")?;
-    writeln!(out, "# nasboot firewall: profile {} (nftables)", kind_name(m.kind))?;
+    let hook = if m.ingress { ", ingress hooks" } else { "" };
+    writeln!(out, "# nasboot firewall: profile {}{hook} (nftables)", kind_name(m.kind))?;
     out.push_str("table inet nasboot {}\ndelete table inet nasboot\n");
     if m.kind != Kind::Off {
         out.push_str("table inet nasboot {\n");
@@ -116,28 +136,39 @@ pub fn render(m: &Model, out: &mut String) -> fmt::Result {
             iface_set(out, &m.lan_ifaces)?;
             out.push_str(" notrack\n\t}\n");
         }
-        base_chain(out, "input", "input", 0, "drop")?;
-        if m.lan.all {
-            for name in &m.lan_ifaces {
-                writeln!(out, "\t\tiifname \"{name}\" accept")?;
+        if m.ingress {
+            for (i, name) in m.wan_ifaces.iter().enumerate() {
+                ingress_chain(out, "wan", i, name.as_str())?;
             }
-        }
-        out.push_str("\t\tiif lo accept\n");
-        let lan_verdict = if m.lan.all { "accept" } else { "jump lan" };
-        let lan_in_map = if m.lan.all { &m.lan_ifaces[..0] } else { &m.lan_ifaces[..] };
-        if !lan_in_map.is_empty() || !m.wan_ifaces.is_empty() {
-            out.push_str("\t\tiifname vmap { ");
-            let lan = lan_in_map.iter().map(|n| (n, lan_verdict));
-            let wan = m.wan_ifaces.iter().map(|n| (n, "jump wan"));
-            for (i, (name, verdict)) in lan.chain(wan).enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
+            if !m.lan.all {
+                for (i, name) in m.lan_ifaces.iter().enumerate() {
+                    ingress_chain(out, "lan", i, name.as_str())?;
                 }
-                write!(out, "\"{name}\" : {verdict}")?;
             }
-            out.push_str(" }\n");
+        } else {
+            base_chain(out, "input", "input", 0, "drop")?;
+            if m.lan.all {
+                for name in &m.lan_ifaces {
+                    writeln!(out, "\t\tiifname \"{name}\" accept")?;
+                }
+            }
+            out.push_str("\t\tiif lo accept\n");
+            let lan_verdict = if m.lan.all { "accept" } else { "jump lan" };
+            let lan_in_map = if m.lan.all { &m.lan_ifaces[..0] } else { &m.lan_ifaces[..] };
+            if !lan_in_map.is_empty() || !m.wan_ifaces.is_empty() {
+                out.push_str("\t\tiifname vmap { ");
+                let lan = lan_in_map.iter().map(|n| (n, lan_verdict));
+                let wan = m.wan_ifaces.iter().map(|n| (n, "jump wan"));
+                for (i, (name, verdict)) in lan.chain(wan).enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write!(out, "\"{name}\" : {verdict}")?;
+                }
+                out.push_str(" }\n");
+            }
+            out.push_str("\t}\n");
         }
-        out.push_str("\t}\n");
         base_chain(out, "forward", "forward", 0, "drop")?;
         if m.forward && !m.lan_ifaces.is_empty() {
             out.push_str("\t\tiifname ");
@@ -155,12 +186,18 @@ pub fn render(m: &Model, out: &mut String) -> fmt::Result {
             // A LAN limited to services: the services, the LAN's own pings,
             // and (stateless, as LAN traffic is never tracked) replies.
             out.push_str("\tchain lan {\n");
+            if m.ingress {
+                fragments(out);
+            }
             zone_services(out, "lan", &m.lan)?;
             out.push_str("\t\ticmp type echo-request accept\n\t\ticmpv6 type echo-request accept\n");
             stateless_replies(out)?;
             out.push_str("\t\tdrop\n\t}\n");
         }
         out.push_str("\tchain wan {\n");
+        if m.ingress {
+            fragments(out);
+        }
         if m.kind == Kind::Stateful {
             out.push_str("\t\tct state established,related accept\n\t\tct state invalid drop\n");
             zone_services(out, "wan", &m.wan)?;

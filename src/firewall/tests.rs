@@ -26,6 +26,8 @@ const PROFILES: &[(&str, &str)] = &[
     ("stateful", "profile = \"stateful\"\nwan_services = [\"https\"]\n"),
     ("off", "profile = \"off\"\n"),
     ("forward", "forward = true\nlog_rate = 30\n"),
+    ("ingress", "hook = \"ingress\"\n"),
+    ("ingress-services", "hook = \"ingress\"\nlan_services = [\"ssh\", \"nfs\"]\nwan_services = [\"ssh\"]\n"),
 ];
 
 fn profile(section: &str) -> Profile {
@@ -56,6 +58,10 @@ const GOLDEN: &[(&str, &str)] = goldens!(
     "off.iptables",
     "forward.nft",
     "forward.iptables",
+    "ingress.nft",
+    "ingress.iptables",
+    "ingress-services.nft",
+    "ingress-services.iptables",
     "fallback.nft",
     "fallback.iptables",
     "emergency.nft",

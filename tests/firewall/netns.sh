@@ -137,6 +137,41 @@ session_close() {
 }
 
 FAR=0
+# stateless_traffic LABEL: the stateless profile's checks against real
+# traffic (the rule set is loaded; the board is up).
+stateless_traffic() {
+	local nb=$1 port
+	for port in 22 111 139 445 2049 4002 8080; do
+		fw_listen "${P}box" -u "TCP4-LISTEN:$port,fork,reuseaddr" OPEN:/dev/null
+	done
+	fw_listen "${P}box" -u "TCP6-LISTEN:22,fork,reuseaddr,ipv6only=1" OPEN:/dev/null
+	fw_listen "${P}wan" "TCP4-LISTEN:8000,fork,reuseaddr" "SYSTEM:echo pong"
+	fw_listen "${P}wan" "UDP4-RECVFROM:53,fork" "EXEC:cat"
+	sleep 0.5
+	for port in 22 2049 445 139 111 4002; do
+		t_check "$nb: LAN reaches box port $port" connects "${P}lan" "$NETNS_LAN_BOX" "$port"
+	done
+	t_check "$nb: LAN reaches box ssh over IPv6" connects "${P}lan" "[fd00:10::1]" 22 TCP6
+	t_check "$nb: LAN cannot reach port 8080 (not a LAN service)" fails connects "${P}lan" "$NETNS_LAN_BOX" 8080
+	t_check "$nb: WAN cannot open TCP to the box (ssh)" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
+	t_check "$nb: WAN cannot open TCP to the box (nfs)" fails connects "${P}wan" "$NETNS_WAN_BOX" 2049
+	t_check "$nb: WAN cannot open TCP to the box over IPv6" fails connects "${P}wan" "[fd00:51::2]" 22 TCP6
+	t_eq "$nb: box connects out to the WAN and the reply comes back" pong "$(box socat -u TCP4:"$NETNS_WAN_HOST":8000,connect-timeout=2 - 2>&1)"
+	t_eq "$nb: DNS reply (UDP from port 53) comes back" dns-ok "$(echo dns-ok | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>&1)"
+	t_eq "$nb: a 3000-byte UDP reply from port 53 comes back whole (fragmented)" 3000 "$(head -c 3000 /dev/zero | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>/dev/null | wc -c)"
+	t_check "$nb: box pings the WAN host (echo-reply passes)" quiet box ping -q -c1 -W2 "$NETNS_WAN_HOST"
+	t_check "$nb: WAN cannot ping the box" fails wan ping -c1 -W1 "$NETNS_WAN_BOX"
+	t_check "$nb: LAN pings the box" quiet lan ping -q -c1 -W2 "$NETNS_LAN_BOX"
+	t_check "$nb: box pings the WAN over IPv6 (ND both ways)" quiet box ping -q -6 -c1 -W2 fd00:51::1
+	t_check "$nb: LAN pings the box over IPv6" quiet lan ping -q -6 -c1 -W2 fd00:10::1
+	FAR=$((FAR + 1))
+	box ping -c2 -W1 -M "do" -s 1400 "203.0.113.$FAR" >/dev/null 2>&1 || true
+	t_has "$nb: ICMP fragmentation-needed passes (path MTU 1280 learnt)" "mtu 1280" "$(box ip route get "203.0.113.$FAR")"
+	t_eq "$nb: stateless: no conntrack entry after the traffic" 0 "$(box conntrack -L 2>/dev/null | wc -l)"
+	t_eq "$nb: stateless: nf_conntrack_count is 0" 0 "$(box cat /proc/sys/net/netfilter/nf_conntrack_count 2>/dev/null || echo 0)"
+	fw_stop_listeners
+}
+
 run_case() {
 	local target=$1 backend=$2 what=$3 nb root out rc before after
 	local -a NB
@@ -160,35 +195,7 @@ run_case() {
 	out=$(fwapply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: stateless apply exits 0 ($out)" 0 "$rc"
 
-	local port
-	for port in 22 111 139 445 2049 4002 8080; do
-		fw_listen "${P}box" -u "TCP4-LISTEN:$port,fork,reuseaddr" OPEN:/dev/null
-	done
-	fw_listen "${P}box" -u "TCP6-LISTEN:22,fork,reuseaddr,ipv6only=1" OPEN:/dev/null
-	fw_listen "${P}wan" "TCP4-LISTEN:8000,fork,reuseaddr" "SYSTEM:echo pong"
-	fw_listen "${P}wan" "UDP4-RECVFROM:53,fork" "EXEC:cat"
-	sleep 0.5
-	for port in 22 2049 445 139 111 4002; do
-		t_check "$nb: LAN reaches box port $port" connects "${P}lan" "$NETNS_LAN_BOX" "$port"
-	done
-	t_check "$nb: LAN reaches box ssh over IPv6" connects "${P}lan" "[fd00:10::1]" 22 TCP6
-	t_check "$nb: LAN cannot reach port 8080 (not a LAN service)" fails connects "${P}lan" "$NETNS_LAN_BOX" 8080
-	t_check "$nb: WAN cannot open TCP to the box (ssh)" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
-	t_check "$nb: WAN cannot open TCP to the box (nfs)" fails connects "${P}wan" "$NETNS_WAN_BOX" 2049
-	t_check "$nb: WAN cannot open TCP to the box over IPv6" fails connects "${P}wan" "[fd00:51::2]" 22 TCP6
-	t_eq "$nb: box connects out to the WAN and the reply comes back" pong "$(box socat -u TCP4:"$NETNS_WAN_HOST":8000,connect-timeout=2 - 2>&1)"
-	t_eq "$nb: DNS reply (UDP from port 53) comes back" dns-ok "$(echo dns-ok | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>&1)"
-	t_check "$nb: box pings the WAN host (echo-reply passes)" quiet box ping -q -c1 -W2 "$NETNS_WAN_HOST"
-	t_check "$nb: WAN cannot ping the box" fails wan ping -c1 -W1 "$NETNS_WAN_BOX"
-	t_check "$nb: LAN pings the box" quiet lan ping -q -c1 -W2 "$NETNS_LAN_BOX"
-	t_check "$nb: box pings the WAN over IPv6 (ND both ways)" quiet box ping -q -6 -c1 -W2 fd00:51::1
-	t_check "$nb: LAN pings the box over IPv6" quiet lan ping -q -6 -c1 -W2 fd00:10::1
-	FAR=$((FAR + 1))
-	box ping -c2 -W1 -M "do" -s 1400 "203.0.113.$FAR" >/dev/null 2>&1 || true
-	t_has "$nb: ICMP fragmentation-needed passes (path MTU 1280 learnt)" "mtu 1280" "$(box ip route get "203.0.113.$FAR")"
-	t_eq "$nb: stateless: no conntrack entry after the traffic" 0 "$(box conntrack -L 2>/dev/null | wc -l)"
-	t_eq "$nb: stateless: nf_conntrack_count is 0" 0 "$(box cat /proc/sys/net/netfilter/nf_conntrack_count 2>/dev/null || echo 0)"
-	fw_stop_listeners
+	stateless_traffic "$nb"
 
 	# Rollback: the stateful rules are not confirmed; the stateless ones come back.
 	before=$(snapshot "$be")
@@ -252,6 +259,26 @@ run_case() {
 	fw_board_down "$P"
 }
 
+# run_ingress TARGET: the stateless profile on the interfaces' ingress
+# hooks (hook = "ingress"): the same traffic checks, and no input hook.
+run_ingress() {
+	local nb=$1/ingress root=$WORK/root-$1-ingress out rc ruleset
+	local -a NB
+	read -ra NB <<<"$(nasboot_for "$1")"
+	rm -rf "$root"
+	fw_root "$root" "$STATELESS"'hook = "ingress"
+'
+	fw_board_up "$P"
+	out=$(box "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
+	t_eq "$nb: apply exits 0 ($out)" 0 "$rc"
+	ruleset=$(box nft list ruleset)
+	t_has "$nb: the WAN chain is on eth0's ingress hook" 'hook ingress device "eth0"' "$ruleset"
+	t_has "$nb: the LAN chain is on eth1's ingress hook" 'hook ingress device "eth1"' "$ruleset"
+	t_check "$nb: no input hook" fails grep -q 'hook input' <<<"$ruleset"
+	stateless_traffic "$nb"
+	fw_board_down "$P"
+}
+
 for target in "${TARGETS[@]}"; do
 	read -ra NBT <<<"$(nasboot_for "$target")"
 	if [ ! -x "${NBT[-1]}" ]; then
@@ -261,6 +288,7 @@ for target in "${TARGETS[@]}"; do
 	for backend in nftables iptables legacy; do
 		run_case "$target" "$backend" "$backend"
 	done
+	run_ingress "$target"
 done
 
 # lock-down (a profile that cannot be read): nothing reaches the box, the
