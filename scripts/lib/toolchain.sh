@@ -46,18 +46,19 @@ TOOLCHAIN_TARGETS=(
     sparc-unknown-linux-gnu
     sparc64-unknown-linux-gnu
 )
-# Flags for a static, non-PIE host binary (same kind as the board binaries,
-# so the size table compares like with like).  Passed through the env var
-# only, never .cargo/config.toml: see the comment there.
+# Flags for the host's test builds (`cargo test` through toolchain_cargo):
+# static and non-PIE like the release binaries.  Passed through the env var
+# only, never .cargo/config.toml: see the comment there.  Release builds of
+# every target, the host's included, use toolchain_board_rustflags.
 TOOLCHAIN_HOST_RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static"
 TOOLCHAIN_BUILD_STD="-Zbuild-std=std,panic_abort"
-# Board binaries (cargo build, every board target) build std from rust-src
+# Release binaries (cargo build, every target, the host too) build std from rust-src
 # with these std features instead of the defaults: no "backtrace" (the DWARF
 # symbolizer, useless with panic=abort and a stripped binary) and
 # "optimize_for_size". Measured on mips: 2.37 MB -> 2.11 MB. Tests keep the
 # default std.
 TOOLCHAIN_BUILD_STD_FEATURES="-Zbuild-std-features=optimize_for_size"
-# Extra rustflags for board binaries (cargo build, every board target), on
+# Extra rustflags for release binaries (cargo build, every target), on
 # top of the per-target ones in .cargo/config.toml (cargo joins the arrays);
 # they apply to std too, which is built from source with them.  Measured on
 # mipsel, each against the build without it (README "Binary size"):
@@ -87,6 +88,10 @@ TOOLCHAIN_BOARD_RUSTFLAGS=(-Zunstable-options -Cpanic=immediate-abort
 toolchain_board_rustflags() {
     local flags=("${TOOLCHAIN_BOARD_RUSTFLAGS[@]}") f out=""
     case "$1" in
+        "$TOOLCHAIN_HOST")
+            # The boards get +crt-static from .cargo/config.toml.
+            flags+=("-Ctarget-feature=+crt-static")
+            ;;
         sparc-unknown-linux-gnu | sparc64-unknown-linux-gnu)
             flags+=("-Clink-arg=-Wl,-z,max-page-size=8192")
             ;;
@@ -194,9 +199,17 @@ toolchain_target_dir() {
     echo "$dir"
 }
 
-# toolchain_bin_dir TARGET [PROFILE]: where cargo puts TARGET's binaries.
+# toolchain_build_dir: the CARGO_TARGET_DIR of release builds
+# (`toolchain_cargo TARGET build`): every target, the host included, builds
+# std from source there with RUSTC_BOOTSTRAP=1 (see toolchain_target_dir).
+toolchain_build_dir() {
+    echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}/build-std"
+}
+
+# toolchain_bin_dir TARGET [PROFILE]: where release builds put TARGET's
+# binaries.
 toolchain_bin_dir() {
-    echo "$(toolchain_target_dir "$1")/$1/${2:-release}"
+    echo "$(toolchain_build_dir)/$1/${2:-release}"
 }
 
 toolchain_check_rust() {
@@ -256,11 +269,11 @@ toolchain_apt_install() {
 
 # toolchain_install [TARGET...]: everything building and testing the targets
 # needs: `file` (binary checks), Debian cross gcc + static glibc, qemu-user,
-# rust-src (for build-std), prebuilt std for tier-2 targets where rustup can
-# fetch it (otherwise std is built from rust-src, see
-# toolchain_needs_build_std).
+# rust-src (release builds of every target, and tests of the tier-3 ones,
+# build std from it), prebuilt std for tier-2 targets where rustup can
+# fetch it (their tests use it).
 toolchain_install() {
-    local targets=("$@") t pkgs=(file) need_src=0
+    local targets=("$@") t pkgs=(file)
     [ "${#targets[@]}" = 0 ] && targets=("${TOOLCHAIN_TARGETS[@]}")
     for t in "${targets[@]}"; do
         t=$(toolchain_resolve "$t") || return
@@ -279,9 +292,8 @@ toolchain_install() {
                     || toolchain_say "no prebuilt std for $t available here: std will be built from rust-src"
             fi
         fi
-        toolchain_needs_build_std "$t" && need_src=1
     done
-    if [ "$need_src" = 1 ] && ! toolchain_has_rust_src; then
+    if ! toolchain_has_rust_src; then
         [ "${NASBOOT_NO_INSTALL:-0}" = 1 ] && { toolchain_die "rust-src component missing"; return; }
         toolchain_say "rustup component add rust-src"
         rustup component add rust-src >&2 || toolchain_die "rustup component add rust-src failed" || return
@@ -306,12 +318,12 @@ toolchain_cargo() {
     t=$(toolchain_resolve "$1") || return
     shift 2
     local pre=() env=()
-    if [ "$t" = "$TOOLCHAIN_HOST" ]; then
-        env+=("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS=${CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS:-$TOOLCHAIN_HOST_RUSTFLAGS}")
-    elif [ "$sub" = build ]; then
+    if [ "$sub" = build ]; then
         pre+=("$TOOLCHAIN_BUILD_STD" "$TOOLCHAIN_BUILD_STD_FEATURES"
             --config "target.$t.rustflags = $(toolchain_board_rustflags "$t")")
-        env+=(RUSTC_BOOTSTRAP=1 "CARGO_TARGET_DIR=$(toolchain_target_dir "$t")")
+        env+=(RUSTC_BOOTSTRAP=1 "CARGO_TARGET_DIR=$(toolchain_build_dir)")
+    elif [ "$t" = "$TOOLCHAIN_HOST" ]; then
+        env+=("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS=${CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS:-$TOOLCHAIN_HOST_RUSTFLAGS}")
     elif toolchain_needs_build_std "$t"; then
         pre+=("$TOOLCHAIN_BUILD_STD")
         env+=(RUSTC_BOOTSTRAP=1 "CARGO_TARGET_DIR=$(toolchain_target_dir "$t")")
