@@ -25,7 +25,7 @@ use std::fmt;
 use std::ops::Range;
 
 use serde::de::{self, DeserializeSeed, Expected, Unexpected, Visitor};
-use toml::de::{DeArray, DeTable, DeValue};
+use toml::de::{DeArray, DeInteger, DeTable, DeValue};
 use toml::Spanned;
 
 /// A deserialization error, where it is, and the key path to it.
@@ -99,11 +99,17 @@ pub(super) fn from_document<T: de::DeserializeOwned>(doc: Spanned<DeTable<'_>>) 
 /// One value and its span.
 struct ValueDe<'a>(&'a Spanned<DeValue<'a>>);
 
+/// A TOML integer's value; None beyond i64 (toml keeps the digits and the
+/// radix).
+fn int_value(n: &DeInteger<'_>) -> Option<i64> {
+    i64::from_str_radix(n.as_str(), n.radix()).ok()
+}
+
 /// What a value is, for `invalid type` errors.
 fn unexpected<'a>(v: &'a DeValue<'_>) -> Unexpected<'a> {
     match v {
         DeValue::String(s) => Unexpected::Str(s),
-        DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix()).map_or(Unexpected::Other("integer"), Unexpected::Signed),
+        DeValue::Integer(n) => int_value(n).map_or(Unexpected::Other("integer"), Unexpected::Signed),
         DeValue::Float(_) => Unexpected::Other("floating-point number"),
         DeValue::Boolean(b) => Unexpected::Bool(*b),
         DeValue::Datetime(_) => Unexpected::Other("date-time"),
@@ -130,8 +136,7 @@ impl<'a> ValueDe<'a> {
 
     fn int(&self, exp: &dyn Expected) -> Result<i64, Error> {
         match self.0.get_ref() {
-            DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix())
-                .map_err(|_| de::Error::custom(format!("integer {n} is too large"))),
+            DeValue::Integer(n) => int_value(n).ok_or_else(|| de::Error::custom(format!("integer {n} is too large"))),
             v => Err(wrong(v, exp)),
         }
     }
