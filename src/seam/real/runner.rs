@@ -251,33 +251,29 @@ impl Runner for RealRunner {
 mod tests {
     use super::*;
 
+    /// Runs PROGRAM with ARGS through the real runner.
+    fn run(program: &str, args: &[&str], stdin: Option<&[u8]>, timeout: Duration) -> io::Result<Output> {
+        RealRunner.run(&Cmd { program, args, stdin, timeout })
+    }
+
     #[test]
     fn argv_is_not_a_shell_line() {
-        let mut r = RealRunner;
-        let out = r
-            .run(&Cmd { program: "echo", args: &["$HOME", ";", "id"], stdin: None, timeout: Duration::from_secs(5) })
-            .unwrap();
+        let out = run("echo", &["$HOME", ";", "id"], None, Duration::from_secs(5)).unwrap();
         assert_eq!(out.stdout, b"$HOME ; id\n");
         assert!(out.success());
     }
 
     #[test]
     fn stdin_and_exit_code() {
-        let mut r = RealRunner;
-        let out = r
-            .run(&Cmd { program: "sh", args: &["-c", "cat; exit 3"], stdin: Some(b"rules\n"), timeout: Duration::from_secs(5) })
-            .unwrap();
+        let out = run("sh", &["-c", "cat; exit 3"], Some(b"rules\n"), Duration::from_secs(5)).unwrap();
         assert_eq!(out.stdout, b"rules\n");
         assert_eq!(out.code, Some(3));
     }
 
     #[test]
     fn hung_command_is_killed_at_its_timeout() {
-        let mut r = RealRunner;
         let start = Instant::now();
-        let out = r
-            .run(&Cmd { program: "sleep", args: &["30"], stdin: None, timeout: Duration::from_millis(200) })
-            .unwrap();
+        let out = run("sleep", &["30"], None, Duration::from_millis(200)).unwrap();
         assert!(out.timed_out);
         assert_eq!(out.code, None);
         assert!(start.elapsed() < Duration::from_secs(10));
@@ -285,10 +281,7 @@ mod tests {
 
     #[test]
     fn missing_program_names_it() {
-        let mut r = RealRunner;
-        let e = r
-            .run(&Cmd { program: "no-such-tool-nasboot", args: &[], stdin: None, timeout: Duration::from_secs(1) })
-            .unwrap_err();
+        let e = run("no-such-tool-nasboot", &[], None, Duration::from_secs(1)).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         assert!(e.to_string().contains("no-such-tool-nasboot"));
     }
@@ -298,10 +291,7 @@ mod tests {
     #[test]
     fn stdin_larger_than_a_pipe_comes_back_intact() {
         let data: Vec<u8> = (0..256 * 1024u32).map(|i| (i % 251) as u8 ^ (i >> 12) as u8).collect();
-        let mut r = RealRunner;
-        let out = r
-            .run(&Cmd { program: "cat", args: &[], stdin: Some(&data), timeout: Duration::from_secs(60) })
-            .unwrap();
+        let out = run("cat", &[], Some(&data), Duration::from_secs(60)).unwrap();
         assert!(!out.timed_out);
         assert_eq!(out.code, Some(0));
         assert_eq!(out.stdout.len(), data.len());
@@ -313,15 +303,8 @@ mod tests {
     /// output to its end before the other would deadlock.
     #[test]
     fn stdout_and_stderr_both_come_back_in_full() {
-        let mut r = RealRunner;
-        let out = r
-            .run(&Cmd {
-                program: "sh",
-                args: &["-c", "head -c 200000 /dev/zero; head -c 200000 /dev/zero | tr '\\0' e >&2"],
-                stdin: None,
-                timeout: Duration::from_secs(60),
-            })
-            .unwrap();
+        let script = "head -c 200000 /dev/zero; head -c 200000 /dev/zero | tr '\\0' e >&2";
+        let out = run("sh", &["-c", script], None, Duration::from_secs(60)).unwrap();
         assert!(!out.timed_out);
         assert_eq!(out.code, Some(0));
         assert_eq!(out.stdout.len(), 200_000);
@@ -335,10 +318,7 @@ mod tests {
     #[test]
     fn tool_that_ignores_a_large_stdin_reports_its_status() {
         let data = vec![b'x'; 256 * 1024];
-        let mut r = RealRunner;
-        let out = r
-            .run(&Cmd { program: "sh", args: &["-c", "echo bye; exit 4"], stdin: Some(&data), timeout: Duration::from_secs(60) })
-            .unwrap();
+        let out = run("sh", &["-c", "echo bye; exit 4"], Some(&data), Duration::from_secs(60)).unwrap();
         assert!(!out.timed_out);
         assert_eq!(out.code, Some(4));
         assert_eq!(out.stdout, b"bye\n");
@@ -348,16 +328,8 @@ mod tests {
     /// still killed at its timeout.
     #[test]
     fn tool_that_closes_its_output_is_killed_at_its_timeout() {
-        let mut r = RealRunner;
         let start = Instant::now();
-        let out = r
-            .run(&Cmd {
-                program: "sh",
-                args: &["-c", "exec >&- 2>&-; exec sleep 30"],
-                stdin: None,
-                timeout: Duration::from_millis(300),
-            })
-            .unwrap();
+        let out = run("sh", &["-c", "exec >&- 2>&-; exec sleep 30"], None, Duration::from_millis(300)).unwrap();
         assert!(out.timed_out);
         assert_eq!(out.code, None);
         assert!(out.stdout.is_empty() && out.stderr.is_empty());
@@ -368,15 +340,7 @@ mod tests {
     /// deadline its own status stands (it did not time out).
     #[test]
     fn exited_tool_whose_output_is_held_open_keeps_its_status() {
-        let mut r = RealRunner;
-        let out = r
-            .run(&Cmd {
-                program: "sh",
-                args: &["-c", "echo started; sleep 5 & exit 5"],
-                stdin: None,
-                timeout: Duration::from_secs(1),
-            })
-            .unwrap();
+        let out = run("sh", &["-c", "echo started; sleep 5 & exit 5"], None, Duration::from_secs(1)).unwrap();
         assert!(!out.timed_out);
         assert_eq!(out.code, Some(5));
         assert_eq!(out.stdout, b"started\n");
