@@ -33,7 +33,7 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         Ok(l) => l,
         Err(status) => return status,
     };
-    let profile = crate::watchdog::history::prepare(&loaded.profile, seams.files, crate::watchdog::unix_now()).profile;
+    let profile = crate::watchdog::history::prepare(loaded.profile, seams.files, crate::watchdog::unix_now()).profile;
     let mut report = apply_profile(cli, &profile, seams, io);
     if let Some(dog) = report.watchdog.take() {
         let path = dog.path.clone();

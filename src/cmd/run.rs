@@ -27,7 +27,7 @@ type Started = (Option<crate::watchdog::Armed>, Option<Box<Config>>, bool, Statu
 #[inline(never)]
 fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Started, Status> {
     let loaded = super::load(cli, seams, io)?;
-    let history::Prepared { profile, safe } = history::prepare(&loaded.profile, seams.files, crate::watchdog::unix_now());
+    let history::Prepared { profile, safe } = history::prepare(loaded.profile, seams.files, crate::watchdog::unix_now());
     if safe {
         let _ = writeln!(io.err, "nasboot: boot loop: applying the safe profile (LAN only, no exports)");
     }

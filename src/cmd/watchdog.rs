@@ -34,7 +34,7 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(LinuxWatc
         let _ = writeln!(io.err, "nasboot: {}: the profile has no [watchdog] section", cli.config.display());
         return Err(Status::Usage);
     }
-    let history::Prepared { profile, safe } = history::prepare(&loaded.profile, seams.files, crate::watchdog::unix_now());
+    let history::Prepared { profile, safe } = history::prepare(loaded.profile, seams.files, crate::watchdog::unix_now());
     if safe {
         let _ = writeln!(io.err, "nasboot: boot loop: the safe profile is in force (watchdog without health checks)");
     }

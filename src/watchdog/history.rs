@@ -188,8 +188,7 @@ impl History {
 /// The safe profile: LAN-only firewall (on even if the profile turns it
 /// off), nothing open to the WAN, no forwarding, no NFS exports; the
 /// watchdog stays on with its timeout but without checks or repairs.
-pub fn safe_profile(p: &Profile) -> Profile {
-    let mut s = p.clone();
+pub fn safe_profile(mut s: Profile) -> Profile {
     let fw = &mut s.firewall;
     if fw.profile == FwProfile::Off {
         fw.profile = FwProfile::Stateless;
@@ -259,16 +258,16 @@ pub struct Prepared {
 /// At start (`run`, `apply`, `watchdog`): record this boot and, in a boot
 /// loop, give the safe profile in place of `p`. Profiles without
 /// `[watchdog]` keep no history.
-pub fn prepare(p: &Profile, files: &mut dyn Files, now: u64) -> Prepared {
+pub fn prepare(p: Profile, files: &mut dyn Files, now: u64) -> Prepared {
     if p.watchdog.is_none() {
-        return Prepared { profile: p.clone(), safe: false };
+        return Prepared { profile: p, safe: false };
     }
     let mut h = load(files);
     let id = boot_id(files);
     let id = if id.is_empty() { now.to_string() } else { id };
     h.begin(&id, now);
     save(files, &h);
-    match boot_loop(p, &h, now) {
+    match boot_loop(&p, &h, now) {
         Some(n) => {
             log::error!(
                 "boot loop: {n} resets in a row within {} s; coming up in the safe profile (LAN-only firewall, no exports, watchdog on, no health checks)",
@@ -276,7 +275,7 @@ pub fn prepare(p: &Profile, files: &mut dyn Files, now: u64) -> Prepared {
             );
             Prepared { profile: safe_profile(p), safe: true }
         }
-        None => Prepared { profile: p.clone(), safe: false },
+        None => Prepared { profile: p, safe: false },
     }
 }
 
@@ -330,7 +329,7 @@ mod tests {
 
     #[test]
     fn safe_profile_closes_wan_and_exports_keeps_the_watchdog() {
-        let s = safe_profile(&profile());
+        let s = safe_profile(profile());
         assert_eq!(s.firewall.profile, FwProfile::Stateless);
         assert!(s.firewall.wan_services.is_empty());
         assert!(s.nfs.export.is_empty());
@@ -345,7 +344,7 @@ mod tests {
         let p = profile();
         for (i, boot) in ["11111111", "22222222", "33333333"].iter().enumerate() {
             b.files.files.insert("/proc/sys/kernel/random/boot_id".into(), format!("{boot}-aaaa\n").into_bytes());
-            let got = prepare(&p, &mut b.files, 1000 + i as u64 * 10);
+            let got = prepare(p.clone(), &mut b.files, 1000 + i as u64 * 10);
             let safe = i >= 2;
             assert_eq!(got.safe, safe, "boot {i}");
             assert_eq!(got.profile.nfs.export.is_empty(), safe, "boot {i}");

@@ -176,7 +176,7 @@ fn reload(seams: &mut Seams<'_>, config: &Path, safe: bool) -> Option<Box<Config
         .and_then(|b| crate::config::parse_bytes(&file, &b).map_err(|e| e.to_string()));
     match loaded {
         Ok(l) => {
-            let p = if safe { history::safe_profile(&l.profile) } else { l.profile };
+            let p = if safe { history::safe_profile(l.profile) } else { l.profile };
             if p.watchdog.is_none() {
                 log::error!("reload: {file} has no [watchdog] section now; keeping the running settings");
             }
