@@ -35,10 +35,17 @@ pub enum Backend {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Hook {
+    /// `Ingress` when it filters everything `Input` would, else `Input`:
+    /// the stateless profile on nftables, Linux 5.10 or newer, every
+    /// interface but loopback named as LAN or WAN, and every WAN (and
+    /// restricted LAN) interface present and Ethernet-like (not ppp or a
+    /// tunnel, which come and go). Decided at each apply from the links
+    /// then present (`firewall::auto_ingress`).
+    #[default]
+    Auto,
     /// One input chain, policy drop, dispatching on the input interface:
     /// every packet for the box, from any interface (an unknown one is
     /// dropped), costs the hook.
-    #[default]
     Input,
     /// A chain on each WAN interface's ingress hook (Linux 5.10): a LAN
     /// open to everything crosses no hook at all. Interfaces the profile

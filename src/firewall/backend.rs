@@ -65,6 +65,8 @@ pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
+/// The first kernel with the `inet` family's ingress hook.
+pub const INET_INGRESS: (u32, u32) = (5, 10);
 /// The first kernel with the nftables `inet` family.
 pub const NFT_INET: (u32, u32) = (3, 14);
 

@@ -37,6 +37,12 @@
 //!     interface the profile does not name is not filtered (the input
 //!     chain's policy drop caught it), and the named ones must exist when
 //!     the rule set loads (else nft refuses it and the fallback loads).
+//!   - `hook = "auto"` (the default): the ingress hooks where, on the
+//!     links present at this apply, they filter everything the input
+//!     chain would ([`auto_ingress`]); the input chain otherwise. An
+//!     interface created later (a USB NIC, a WAN device created again) is
+//!     not covered until the next apply, which then picks the input chain
+//!     (or hooks the new device).
 //! - `stateful`: the WAN accepts established/related and drops invalid;
 //!   LAN traffic is marked `notrack` in raw-priority (-300) chains
 //!   (nftables) or `-t raw -j CT --notrack` (iptables), so storage traffic
@@ -86,7 +92,10 @@ mod tests;
 use std::fmt;
 
 use crate::apply::StepError;
+use crate::config::firewall::{Hook, Profile as FwProfile};
+use crate::config::types::IfName;
 use crate::config::Profile;
+use crate::seam::netif::{ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::paths;
 use crate::seam::{Cmd, Seams};
 use std::time::Duration;
@@ -201,6 +210,9 @@ pub struct Observed {
     /// With `profile = "off"`: whether any of nasboot's rules are loaded
     /// (None: could not tell, so the "off" rule set is loaded to be sure).
     pub ours_loaded: Option<bool>,
+    /// For `hook = "auto"`: every interface but loopback, with its link
+    /// type (ARPHRD_*). None when not asked or not readable.
+    pub links: Option<Vec<(IfName, u16)>>,
 }
 
 /// Whether nasboot's tables (nftables) or chains (iptables) are loaded.
@@ -257,12 +269,42 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
             }
         }
     }
-    let ours_loaded = if p.firewall.profile == crate::config::firewall::Profile::Off {
-        ours_loaded(backend::choose(p.firewall.backend, offer), seams)
-    } else {
-        None
-    };
-    Observed { offer, ipv6: seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok(), left4, left6, ours_loaded }
+    let fw = &p.firewall;
+    let ours_loaded = if fw.profile == FwProfile::Off { ours_loaded(backend::choose(fw.backend, offer), seams) } else { None };
+    let links = (fw.hook == Hook::Auto && fw.profile == FwProfile::Stateless && !fw.forward && offer.kernel >= Some(backend::INET_INGRESS))
+        .then(|| links(seams))
+        .flatten();
+    Observed { offer, ipv6: seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok(), left4, left6, ours_loaded, links }
+}
+
+/// Every interface but loopback, with its link type; None if an interface
+/// cannot be read (or went away meanwhile).
+fn links(seams: &mut Seams<'_>) -> Option<Vec<(IfName, u16)>> {
+    let mut out = Vec::new();
+    for name in seams.netif.names().ok()? {
+        let hwtype = seams.netif.link(&name).ok()??.hwtype;
+        if hwtype != ARPHRD_LOOPBACK {
+            out.push((name, hwtype));
+        }
+    }
+    Some(out)
+}
+
+/// `hook = "auto"`: whether the ingress hooks filter everything the input
+/// chain would, on the links present now. They do when every interface
+/// but loopback is LAN or WAN (one the profile does not name, or names
+/// without a role, gets no chain: the input chain's policy drop would have
+/// covered it) and every interface that gets a chain (the WAN, a
+/// restricted LAN) is present and Ethernet-like: a chain is hooked to the
+/// device present at load time, and a ppp or tun device comes and goes.
+/// Otherwise, and without Linux 5.10 (`links` is then None), the input
+/// chain. Pure.
+pub fn auto_ingress(m: &Model, backend: Backend, now: &Observed) -> bool {
+    let Some(links) = now.links.as_deref() else { return false };
+    let filtered = |n: &IfName| m.wan_ifaces.contains(n) || (!m.lan.all && m.lan_ifaces.contains(n));
+    backend == Backend::Nftables
+        && links.iter().all(|(n, hw)| (m.lan_ifaces.contains(n) || m.wan_ifaces.contains(n)) && (*hw == ARPHRD_ETHER || !filtered(n)))
+        && m.wan_ifaces.iter().chain(&m.lan_ifaces).filter(|n| filtered(n)).all(|n| links.iter().any(|(l, _)| l == n))
 }
 
 /// The backend the profile gets on this board.
@@ -271,8 +313,9 @@ pub fn backend_for(p: &Profile, now: &Observed) -> Backend {
 }
 
 pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
-    let m = model::from_profile(p);
+    let mut m = model::from_profile(p);
     let backend = backend_for(p, now);
+    m.ingress |= auto_ingress(&m, backend, now);
     let tool_present = match backend {
         Backend::Nftables => now.offer.nft,
         Backend::Iptables => now.offer.iptables_restore,

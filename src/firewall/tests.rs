@@ -449,3 +449,57 @@ fn off_settles_once_nasboots_rules_are_gone() {
     assert_eq!(now.ours_loaded, None);
     assert_eq!(plan(&p, &now).len(), 1);
 }
+
+/// The hook `hook = "auto"` (the default) picks on a board with `links`
+/// (name, ARPHRD type; loopback is always there) and kernel `release`.
+fn auto_hook(section: &str, release: &str, links: &[(&str, u16)]) -> &'static str {
+    let mut b = board();
+    b.sysctl.values.insert("kernel.osrelease".into(), format!("{release}\n"));
+    b.netif.add("lo", 1).state.hwtype = 772;
+    for (i, (name, hw)) in links.iter().enumerate() {
+        b.netif.add(name, i as u32 + 2).state.hwtype = *hw;
+    }
+    let Action::Load { rules, .. } = plan_on(&mut b, section);
+    let ingress = rules.text.contains("type filter hook ingress device \"eth0\"");
+    let input = rules.text.contains("type filter hook input");
+    match (ingress, input) {
+        (true, false) => "ingress",
+        (false, true) => "input",
+        _ => panic!("no single hook in:\n{}", rules.text),
+    }
+}
+
+#[test]
+fn auto_hook_is_ingress_only_where_it_filters_what_input_would() {
+    const ETH: u16 = 1;
+    let both = [("eth0", ETH), ("eth1", ETH)];
+    assert_eq!(auto_hook("", "6.1.0-50-4kc-malta", &both), "ingress");
+    assert_eq!(auto_hook("", "5.10.0", &both), "ingress");
+    // Without the inet ingress hook.
+    assert_eq!(auto_hook("", "5.9.16", &both), "input");
+    // An interface the profile does not name: no chain would cover it.
+    assert_eq!(auto_hook("", "6.1", &[("eth0", ETH), ("eth1", ETH), ("wlan0", ETH)]), "input");
+    assert_eq!(auto_hook("", "6.1", &[("eth0", ETH), ("eth1", ETH), ("sit0", 776)]), "input");
+    // The WAN absent (its chain could not be hooked), or a ppp WAN (its
+    // device is created again on each connection, without the hook).
+    assert_eq!(auto_hook("", "6.1", &[("eth1", ETH)]), "input");
+    assert_eq!(auto_hook("", "6.1", &[("eth0", 512), ("eth1", ETH)]), "input");
+    // A LAN open to everything gets no chain: any link type will do; a
+    // restricted LAN gets one, so it must be there and Ethernet-like.
+    assert_eq!(auto_hook("", "6.1", &[("eth0", ETH), ("eth1", 65534)]), "ingress");
+    assert_eq!(auto_hook("", "6.1", &[("eth0", ETH)]), "ingress");
+    let restricted = "lan_services = [\"nfs\"]\n";
+    assert_eq!(auto_hook(restricted, "6.1", &both), "ingress");
+    assert_eq!(auto_hook(restricted, "6.1", &[("eth0", ETH), ("eth1", 65534)]), "input");
+    assert_eq!(auto_hook(restricted, "6.1", &[("eth0", ETH)]), "input");
+    // Only the stateless profile without forwarding, only on nftables.
+    assert_eq!(auto_hook("profile = \"stateful\"\n", "6.1", &both), "input");
+    assert_eq!(auto_hook("forward = true\n", "6.1", &both), "input");
+    assert_eq!(auto_hook("hook = \"input\"\n", "6.1", &both), "input");
+    let mut b = board();
+    b.netif.add("eth0", 2);
+    b.netif.add("eth1", 3);
+    let Action::Load { rules, .. } = plan_on(&mut b, "backend = \"iptables\"\n");
+    assert_eq!(rules.backend, Backend::Iptables);
+    assert!(rules.text.contains("-A INPUT -i eth1 -j ACCEPT"), "{}", rules.text);
+}

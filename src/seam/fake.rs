@@ -8,7 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::netif::{LinkState, Netif, RouteEntry};
+use super::netif::{LinkState, Netif, RouteEntry, ARPHRD_ETHER};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Seams, Sysctl};
 use crate::config::types::{IfName, IpNet};
@@ -157,7 +157,7 @@ pub struct FakeNetif {
 impl FakeNetif {
     /// Add an interface with a MAC, down, MTU 1500, txqueuelen 1000.
     pub fn add(&mut self, name: &str, index: u32) -> &mut FakeLink {
-        let state = LinkState { index, mtu: 1500, txqueuelen: 1000, mac: [2, 0, 0, 0, 0, index as u8], ..LinkState::default() };
+        let state = LinkState { index, mtu: 1500, txqueuelen: 1000, mac: [2, 0, 0, 0, 0, index as u8], hwtype: ARPHRD_ETHER, ..LinkState::default() };
         self.links.entry(name.to_string()).or_insert(FakeLink { state, ..FakeLink::default() })
     }
 
@@ -334,6 +334,10 @@ fn fake_ethtool(nic: &mut FakeNic, data: &mut [u8]) -> io::Result<(u32, bool)> {
 impl Netif for FakeNetif {
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
         Ok(self.links.get(name.as_str()).map(|l| l.state.clone()))
+    }
+
+    fn names(&mut self) -> io::Result<Vec<IfName>> {
+        Ok(self.links.keys().map(|k| k.parse().expect("fake link names are valid")).collect())
     }
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
         let link = self.get(name)?;

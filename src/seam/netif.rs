@@ -24,7 +24,14 @@ pub struct LinkState {
     pub mtu: u32,
     pub txqueuelen: u32,
     pub mac: [u8; 6],
+    /// The link type, ARPHRD_* (SIOCGIFHWADDR's sa_family): 1 Ethernet,
+    /// 772 loopback, 512 ppp, 65534 a tun device.
+    pub hwtype: u16,
 }
+
+/// ARPHRD_ETHER and ARPHRD_LOOPBACK (include/uapi/linux/if_arp.h).
+pub const ARPHRD_ETHER: u16 = 1;
+pub const ARPHRD_LOOPBACK: u16 = 772;
 
 /// A route in the main table (rtnetlink RTM_GETROUTE / RTM_NEWROUTE).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +50,8 @@ pub struct RouteEntry {
 pub trait Netif {
     /// The link's state; `Ok(None)` when there is no such interface.
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>>;
+    /// Every interface's name, loopback included (/proc/net/dev).
+    fn names(&mut self) -> io::Result<Vec<IfName>>;
     /// Set the administrative state (SIOCSIFFLAGS, IFF_UP).
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()>;
     /// Set promiscuous mode (SIOCSIFFLAGS, IFF_PROMISC).

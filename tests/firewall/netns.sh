@@ -188,12 +188,16 @@ run_case() {
 	[ "$be" = legacy ] && be=iptables
 	root=$WORK/root-$target-$what
 	rm -rf "$root"
-	fw_root "$root" "$STATELESS"
+	fw_root "$root" "$STATELESS"'hook = "input"
+'
 	fw_board_up "$P"
 	fwapply() { box env PATH="$PATHX" "${NB[@]}" --root "$root" firewall apply --backend "$be" "$@"; }
 
 	out=$(fwapply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: stateless apply exits 0 ($out)" 0 "$rc"
+	if [ "$be" = nftables ]; then
+		t_has "$nb: hook = \"input\": one input chain" 'hook input' "$(box nft list ruleset)"
+	fi
 
 	stateless_traffic "$nb"
 
@@ -259,23 +263,46 @@ run_case() {
 	fw_board_down "$P"
 }
 
-# run_ingress TARGET: the stateless profile on the interfaces' ingress
-# hooks (hook = "ingress"): the same traffic checks, and no input hook.
-run_ingress() {
-	local nb=$1/ingress root=$WORK/root-$1-ingress out rc ruleset
+# run_hooks TARGET: the default `hook = "auto"` on nftables. On this box
+# (lo, eth0 WAN, eth1 LAN: every interface named and Ethernet-like) it is
+# the interfaces' ingress hooks, with the same traffic checks and no input
+# hook; a namespace whose kernel adds fallback tunnel devices (sit0...)
+# gets the input chain instead. An interface the profile does not name
+# (usb0, a veth here) brings the input chain back; `hook = "ingress"` keeps the
+# ingress hooks regardless.
+run_hooks() {
+	local nb=$1/auto root=$WORK/root-$1-auto out rc ruleset extra
 	local -a NB
 	read -ra NB <<<"$(nasboot_for "$1")"
 	rm -rf "$root"
-	fw_root "$root" "$STATELESS"'hook = "ingress"
-'
+	fw_root "$root" "$STATELESS"
 	fw_board_up "$P"
 	out=$(box "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: apply exits 0 ($out)" 0 "$rc"
 	ruleset=$(box nft list ruleset)
-	t_has "$nb: the WAN chain is on eth0's ingress hook" 'hook ingress device "eth0"' "$ruleset"
-	t_has "$nb: the LAN chain is on eth1's ingress hook" 'hook ingress device "eth1"' "$ruleset"
-	t_check "$nb: no input hook" fails grep -q 'hook input' <<<"$ruleset"
+	extra=$(box ip -o link show | awk -F': ' '$2 !~ /^(lo|eth0@.*|eth1@.*)$/ { printf "%s ", $2 }')
+	if [ -z "$extra" ]; then
+		t_has "$nb: the WAN chain is on eth0's ingress hook" 'hook ingress device "eth0"' "$ruleset"
+		t_has "$nb: the LAN chain is on eth1's ingress hook" 'hook ingress device "eth1"' "$ruleset"
+		t_check "$nb: no input hook" fails grep -q 'hook input' <<<"$ruleset"
+	else
+		t_has "$nb: links the profile does not name ($extra): the input chain" 'hook input' "$ruleset"
+		t_check "$nb: ... and no ingress hook" fails grep -q 'hook ingress' <<<"$ruleset"
+	fi
 	stateless_traffic "$nb"
+	box ip link add usb0 type veth peer name usb1
+	out=$(box "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
+	t_eq "$nb: with usb0 too, apply exits 0 ($out)" 0 "$rc"
+	ruleset=$(box nft list ruleset)
+	t_has "$nb: usb0 is in no zone: the input chain" 'hook input' "$ruleset"
+	t_check "$nb: usb0 is in no zone: no ingress hook" fails grep -q 'hook ingress' <<<"$ruleset"
+	fw_root "$root" "$STATELESS"'hook = "ingress"
+'
+	out=$(box "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
+	t_eq "$nb: hook = \"ingress\" with usb0, apply exits 0 ($out)" 0 "$rc"
+	ruleset=$(box nft list ruleset)
+	t_has "$nb: hook = \"ingress\": the WAN chain on eth0's ingress hook" 'hook ingress device "eth0"' "$ruleset"
+	t_check "$nb: hook = \"ingress\": no input hook" fails grep -q 'hook input' <<<"$ruleset"
 	fw_board_down "$P"
 }
 
@@ -288,7 +315,7 @@ for target in "${TARGETS[@]}"; do
 	for backend in nftables iptables legacy; do
 		run_case "$target" "$backend" "$backend"
 	done
-	run_ingress "$target"
+	run_hooks "$target"
 done
 
 # lock-down (a profile that cannot be read): nothing reaches the box, the

@@ -21,10 +21,8 @@ use nix::sys::socket::{socket, AddressFamily, SockFlag, SockType};
 use super::netlink::Rtnl;
 use crate::config::types::{IfName, IpNet};
 use crate::net::ethtool::SIOCETHTOOL;
-use crate::seam::netif::{LinkState, Netif, RouteEntry};
+use crate::seam::netif::{LinkState, Netif, RouteEntry, ARPHRD_ETHER};
 
-/// ARPHRD_ETHER (include/uapi/linux/if_arp.h).
-const ARPHRD_ETHER: libc::sa_family_t = 1;
 
 /// The kernel's interfaces, through one datagram socket and one
 /// rtnetlink socket.
@@ -110,6 +108,12 @@ impl RealNetif {
     }
 }
 
+/// The interface names in /proc/net/dev: two header lines, then one
+/// `NAME: counters` line per interface of the network namespace.
+fn proc_net_dev_names(text: &str) -> Vec<IfName> {
+    text.lines().skip(2).filter_map(|l| l.split(':').next()?.trim().parse().ok()).collect()
+}
+
 impl Netif for RealNetif {
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
         let flags = match self.flags(name) {
@@ -129,10 +133,17 @@ impl Netif for RealNetif {
         self.ioctl(libc::SIOCGIFHWADDR as _, &mut req)?;
         // SAFETY: SIOCGIFHWADDR filled the hwaddr member.
         let hw = unsafe { req.ifr_ifru.ifru_hwaddr };
+        state.hwtype = hw.sa_family;
         for (dst, src) in state.mac.iter_mut().zip(hw.sa_data.iter()) {
             *dst = *src as u8;
         }
         Ok(Some(state))
+    }
+
+    fn names(&mut self) -> io::Result<Vec<IfName>> {
+        // /proc/net/dev rather than if_nameindex(3), whose netlink code in
+        // the static libc costs 8 KiB.
+        Ok(proc_net_dev_names(&String::from_utf8_lossy(&std::fs::read("/proc/net/dev")?)))
     }
 
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
@@ -183,5 +194,23 @@ impl Netif for RealNetif {
         let mut req = Self::ifreq(name);
         req.ifr_ifru.ifru_data = data.as_mut_ptr().cast();
         self.ioctl(SIOCETHTOOL as _, &mut req).map(|rc| rc as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_proc_net_dev() {
+        let text = "Inter-|   Receive                            |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n    lo:     100       1    0    0    0     0          0         0      100       1    0    0    0     0       0          0\n  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\neth0.2:0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+        let names: Vec<String> = proc_net_dev_names(text).iter().map(|n| n.to_string()).collect();
+        assert_eq!(names, ["lo", "eth0", "eth0.2"]);
+    }
+
+    #[test]
+    fn names_include_loopback_of_this_namespace() {
+        let names = RealNetif::new().names().unwrap();
+        assert!(names.iter().any(|n| n.as_str() == "lo"), "{names:?}");
     }
 }
