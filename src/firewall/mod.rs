@@ -192,7 +192,8 @@ impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Action::Load { rules, .. } => {
-                write!(f, "load the {} rule set ({} lines)", rules.backend, rules.text.lines().count())
+                let hooks = if rules.text.contains("hook ingress") { ", on the ingress hooks" } else { "" };
+                write!(f, "load the {} rule set ({} lines{hooks})", rules.backend, rules.text.lines().count())
             }
         }
     }

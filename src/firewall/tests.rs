@@ -459,9 +459,12 @@ fn auto_hook(section: &str, release: &str, links: &[(&str, u16)]) -> &'static st
     for (i, (name, hw)) in links.iter().enumerate() {
         b.netif.add(name, i as u32 + 2).state.hwtype = *hw;
     }
-    let Action::Load { rules, .. } = plan_on(&mut b, section);
+    let a = plan_on(&mut b, section);
+    let Action::Load { rules, .. } = &a;
     let ingress = rules.text.contains("type filter hook ingress device \"eth0\"");
     let input = rules.text.contains("type filter hook input");
+    // `nasboot plan` says which.
+    assert_eq!(a.to_string().ends_with(" lines, on the ingress hooks)"), ingress, "{a}");
     match (ingress, input) {
         (true, false) => "ingress",
         (false, true) => "input",
