@@ -7,7 +7,10 @@
 #              and conntrack gone")
 #   bubba      the Bubba 2's shipped rules (/etc/bench/bubba2-firewall.conf),
 #              iptables-legacy-restore, as on the board
-#   stateless  nasboot firewall apply, the profile (stateless, nftables)
+#   stateless  nasboot firewall apply, the profile (stateless, nftables,
+#              the default hook = "auto"); the answer says which hook it
+#              took ("hook=ingress" or "hook=input")
+#   stateless-input  the same with hook = "input" (/etc/bench/input.toml)
 #   stateless-ipt  the same rule model through iptables-restore (legacy)
 #   stateful   nasboot firewall apply with the stateful variant
 #   stat       answer "stat BUSY TOTAL": the CPU's busy and total time so
@@ -32,6 +35,7 @@ case $cmd in
     none) clean ;;
     bubba) clean && iptables-restore </etc/bench/bubba2-firewall.conf ;;
     stateless) clean && nasboot -q firewall apply ;;
+    stateless-input) clean && nasboot -q -c /etc/bench/input.toml firewall apply ;;
     stateless-ipt) clean && nasboot -q --backend iptables firewall apply ;;
     stateful) clean && nasboot -q -c /etc/bench/stateful.toml firewall apply ;;
     stat)
@@ -45,4 +49,9 @@ esac
 rc=$?
 ct=no
 [ -e /proc/sys/net/netfilter/nf_conntrack_count ] && ct=yes
-if [ "$rc" = 0 ]; then echo "ready $cmd conntrack=$ct"; else echo "error $cmd exit $rc"; fi
+hook=
+if [ "$cmd" = stateless ]; then
+    hook="hook=input "
+    nft list ruleset | grep -q 'hook ingress' && hook="hook=ingress "
+fi
+if [ "$rc" = 0 ]; then echo "ready $cmd ${hook}conntrack=$ct"; else echo "error $cmd exit $rc"; fi
