@@ -5,6 +5,8 @@
 # recorded (start_service, reload_service, service_triggers) against the
 # real nasboot binary (under a private --root, in a network namespace), so
 # the instance it declares and the bad-profile path are checked. Needs root.
+# The hotplug handler (board/init/openwrt/nasboot.hotplug) re-applies the
+# firewall on the real kernel when a device is added.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
@@ -122,5 +124,46 @@ t_check "openwrt: reload of a broken profile fails (status $st)" test "$st" -ne 
 case $out in
 *procd_send_signal*) t_fail "openwrt: a broken profile is not signalled to the daemon" ;;
 *) t_ok "openwrt: a broken profile is not signalled to the daemon" ;;
+esac
+
+# The hotplug handler (/etc/hotplug.d/net/50-nasboot), run by BusyBox's sh
+# the way procd runs it, calling the real binary on the real kernel (no
+# --root: the firewall reads the links and the kernel release) through a
+# wrapper that records each call.
+hotplug=$T_TOP/board/init/openwrt/nasboot.hotplug
+t_check "openwrt hotplug: shellcheck" shellcheck "$hotplug"
+t_check "openwrt hotplug: busybox sh -n" "$busybox" sh -n "$hotplug"
+printf '[board]\nname = "t"\n[[interface]]\nname = "eth0"\nrole = "wan"\n[[interface]]\nname = "eth1"\nrole = "lan"\n[firewall]\nbackend = "nftables"\n' >"$SB/hotplug.toml"
+cat >"$SB/nasboot-rec" <<EOF2
+#!/bin/sh
+echo "\$*" >>$SB/hotplug-calls
+exec $bin "\$@"
+EOF2
+chmod +x "$SB/nasboot-rec"
+sed -e "s|^NASBOOT=.*|NASBOOT=$SB/nasboot-rec|" -e "s|^CONFIG=.*|CONFIG=$SB/hotplug.toml|" "$hotplug" >"$SB/hotplug"
+: >"$SB/hotplug-calls"
+# hotplug ACTION INTERFACE: one event.
+hotplug() {
+	ip netns exec "${SB_NS}box" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "ACTION=$1" "INTERFACE=$2" "$busybox" sh "$SB/hotplug"
+}
+box_rules() { ip netns exec "${SB_NS}box" nft list ruleset; }
+ip netns exec "${SB_NS}box" "$bin" -q --config "$SB/hotplug.toml" firewall apply
+extra=$(ip -n "${SB_NS}box" -o link show | awk -F': ' '$2 !~ /^(lo|eth0@.*|eth1@.*)$/ { printf "%s ", $2 }')
+if [ -z "$extra" ]; then
+	t_has "openwrt hotplug: lo, eth0 and eth1, all named: the ingress hooks" 'hook ingress device "eth0"' "$(box_rules)"
+else
+	t_has "openwrt hotplug: links the profile does not name ($extra): the input chain" 'hook input' "$(box_rules)"
+fi
+hotplug add lo
+hotplug remove eth1
+t_eq "openwrt hotplug: loopback and removals apply nothing" "" "$(cat "$SB/hotplug-calls")"
+ip -n "${SB_NS}box" link add usb0 type veth peer name usb1
+hotplug add usb0
+t_eq "openwrt hotplug: an added device re-applies the firewall" "-q --config $SB/hotplug.toml firewall apply" "$(cat "$SB/hotplug-calls")"
+t_has "openwrt hotplug: usb0 is in no zone: the input chain (policy drop)" 'hook input' "$(box_rules)"
+rules=$(box_rules)
+case $rules in
+*"hook ingress"*) t_fail "openwrt hotplug: usb0 is in no zone: no ingress hook left" ;;
+*) t_ok "openwrt hotplug: usb0 is in no zone: no ingress hook left" ;;
 esac
 t_done
