@@ -15,7 +15,12 @@
 #   - `apply --confirm 2` without a confirm brings the previous rules back,
 #     and with one keeps the new ones;
 #   - a reload does not cut an established LAN TCP session, while the
-#     Bubba 2 rules (the anchor) cut it once the conntrack table is new.
+#     Bubba 2 rules (the anchor) cut it once the conntrack table is new;
+#   - the backend cases name `hook = "input"`; the default `hook = "auto"`
+#     takes the ingress hooks on this box (every link named) and passes
+#     the same stateless traffic checks with no input hook, an unnamed
+#     interface brings the input chain back, and `hook = "ingress"` keeps
+#     the ingress hooks regardless.
 #
 # Usage: tests/firewall/netns.sh [TARGET...]   (default: host, plus
 # powerpc/mips/sparc64 binaries found in target/dist or $NASBOOT_DIST)
