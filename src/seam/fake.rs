@@ -335,7 +335,6 @@ impl Netif for FakeNetif {
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
         Ok(self.links.get(name.as_str()).map(|l| l.state.clone()))
     }
-
     fn names(&mut self) -> io::Result<Vec<IfName>> {
         Ok(self.links.keys().map(|k| k.parse().expect("fake link names are valid")).collect())
     }

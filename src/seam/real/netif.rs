@@ -23,7 +23,6 @@ use crate::config::types::{IfName, IpNet};
 use crate::net::ethtool::SIOCETHTOOL;
 use crate::seam::netif::{LinkState, Netif, RouteEntry, ARPHRD_ETHER};
 
-
 /// The kernel's interfaces, through one datagram socket and one
 /// rtnetlink socket.
 #[derive(Default)]
