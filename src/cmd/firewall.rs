@@ -64,7 +64,7 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
         FirewallCommand::Apply => {
             let mut status = Status::Ok;
             for a in &actions {
-                let Action::Load { rules, fallback_lan } = a;
+                let Action::Load { rules, fallback_lan, instead } = a;
                 // A dry run changes nothing, so there is nothing to confirm.
                 let confirm = cli.confirm.filter(|_| !cli.dry_run);
                 let result = match confirm {
@@ -77,7 +77,7 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
                             let _ = writeln!(io.out, "nasboot: {s}");
                             let _ = io.out.flush();
                         };
-                        firewall::apply::load_confirmed(rules, fallback_lan.as_ref(), &c, seams, &mut sleep, &mut say)
+                        firewall::apply::load_confirmed(rules, instead.as_ref(), fallback_lan.as_ref(), &c, seams, &mut sleep, &mut say)
                     }
                 };
                 match result {

@@ -173,11 +173,17 @@ fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'
 
 /// Load a rule set; if it is rejected and `fallback_lan` is given, load the
 /// fallback and fail. A missing tool changes nothing.
-pub fn load(rules: &RuleSet, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let e = match check_and_load(rules, seams) {
         Ok(()) => return Ok(()),
         Err(e) => e,
     };
+    if let (LoadError::Rejected { .. }, Some(input)) = (&e, instead) {
+        if check_and_load(input, seams).is_ok() {
+            log::warn!("{}; loaded the input chain instead (hook = \"auto\")", e.message());
+            return Ok(());
+        }
+    }
     let tool = e.tool();
     match (&e, fallback_lan) {
         (LoadError::Missing(_), _) => Err(StepError::fatal(tool, format!("{}; the previous rule set is kept", e.message()))),
@@ -314,6 +320,7 @@ fn write(seams: &mut Seams<'_>, path: &str, data: &[u8]) -> Result<(), StepError
 /// tells the operator what to do.
 pub fn load_confirmed(
     rules: &RuleSet,
+    instead: Option<&RuleSet>,
     fallback_lan: Option<&Ifaces>,
     c: &Confirm<'_>,
     seams: &mut Seams<'_>,
@@ -324,7 +331,7 @@ pub fn load_confirmed(
         StepError::fatal(e.tool(), format!("cannot save the current rule set, so nothing was applied: {}", e.message()))
     })?;
     write(seams, paths::FIREWALL_PREVIOUS, previous.text.as_bytes())?;
-    load(rules, fallback_lan, seams)?;
+    load(rules, instead, fallback_lan, seams)?;
     write(seams, paths::FIREWALL_PENDING, c.token.as_bytes())?;
     say(&format!(
         "firewall applied; run `nasboot firewall confirm` within {} s, or the previous rule set comes back",

@@ -177,6 +177,10 @@ pub enum Action {
         /// The LAN interfaces the fallback accepts; None for the `off`
         /// profile, which needs no fallback.
         fallback_lan: Option<Ifaces>,
+        /// When `hook = "auto"` took the ingress hooks: the input chain's
+        /// rule set, loaded in their place if the tool refuses them (nft
+        /// before 0.9.7 has no `inet` ingress hook, whatever the kernel).
+        instead: Option<RuleSet>,
     },
 }
 
@@ -316,7 +320,11 @@ pub fn backend_for(p: &Profile, now: &Observed) -> Backend {
 pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     let mut m = model::from_profile(p);
     let backend = backend_for(p, now);
-    m.ingress |= auto_ingress(&m, backend, now);
+    let instead = auto_ingress(&m, backend, now).then(|| {
+        let input = render(&m, backend, now);
+        m.ingress = true;
+        input
+    });
     let tool_present = match backend {
         Backend::Nftables => now.offer.nft,
         Backend::Iptables => now.offer.iptables_restore,
@@ -327,11 +335,11 @@ pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
         return Vec::new();
     }
     let fallback_lan = (m.kind != Kind::Off).then(|| m.lan_ifaces.clone());
-    vec![Action::Load { rules: render(&m, backend, now), fallback_lan }]
+    vec![Action::Load { rules: render(&m, backend, now), fallback_lan, instead }]
 }
 
 pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::Load { rules, fallback_lan } => apply::load(rules, fallback_lan.as_ref(), seams),
+        Action::Load { rules, fallback_lan, instead } => apply::load(rules, instead.as_ref(), fallback_lan.as_ref(), seams),
     }
 }

@@ -314,13 +314,14 @@ fn auto_backend_follows_the_kernel() {
 #[test]
 fn confirmed_apply_keeps_the_new_rules() {
     let mut b = board();
-    let Action::Load { rules, fallback_lan } = plan_on(&mut b, "");
+    let Action::Load { rules, fallback_lan, .. } = plan_on(&mut b, "");
     b.files.files.insert(crate::paths::FIREWALL_CONFIRM.into(), b"tok-1\n".to_vec());
     b.runner.answers = VecDeque::from([ok("table inet nasboot {\n}\n"), fail("Error: No such file or directory\n")]);
     let mut slept = 0;
     let mut said = Vec::new();
     apply::load_confirmed(
         &rules,
+        None,
         fallback_lan.as_ref(),
         &Confirm { seconds: 2, token: "tok-1" },
         &mut b.seams(),
@@ -347,7 +348,7 @@ fn confirmed_apply_keeps_the_new_rules() {
 #[test]
 fn unconfirmed_apply_rolls_back_after_the_timeout() {
     let mut b = board();
-    let Action::Load { rules, fallback_lan } = plan_on(&mut b, "");
+    let Action::Load { rules, fallback_lan, .. } = plan_on(&mut b, "");
     let before = "table inet nasboot {\n\tchain input {\n\t}\n}\n";
     b.runner.answers = VecDeque::from([ok(before), fail("Error: No such file or directory\n")]);
     // A confirmation left from an earlier apply does not count.
@@ -355,6 +356,7 @@ fn unconfirmed_apply_rolls_back_after_the_timeout() {
     let mut slept = Duration::ZERO;
     let e = apply::load_confirmed(
         &rules,
+        None,
         fallback_lan.as_ref(),
         &Confirm { seconds: 2, token: "tok-2" },
         &mut b.seams(),
@@ -505,4 +507,37 @@ fn auto_hook_is_ingress_only_where_it_filters_what_input_would() {
     let Action::Load { rules, .. } = plan_on(&mut b, "backend = \"iptables\"\n");
     assert_eq!(rules.backend, Backend::Iptables);
     assert!(rules.text.contains("-A INPUT -i eth1 -j ACCEPT"), "{}", rules.text);
+}
+
+/// A board where `hook = "auto"` takes the ingress hooks.
+fn auto_ingress_board() -> FakeBoard {
+    let mut b = board();
+    b.netif.add("eth0", 2);
+    b.netif.add("eth1", 3);
+    b
+}
+
+#[test]
+fn an_nft_without_inet_ingress_gets_the_input_chain_instead() {
+    let mut b = auto_ingress_board();
+    let a = plan_on(&mut b, "");
+    let Action::Load { rules, instead, .. } = &a;
+    assert!(rules.text.contains("hook ingress"), "{}", rules.text);
+    let input = instead.as_ref().expect("the input chain, in case");
+    assert!(input.text.contains("hook input") && !input.text.contains("hook ingress"), "{}", input.text);
+    // nft 0.9.6 and older: the check refuses the ingress hooks.
+    b.runner.answers.push_back(fail("/dev/stdin:5:29-35: Error: syntax error, unexpected ingress\n"));
+    super::apply(&a, &mut b.seams()).unwrap();
+    assert_eq!(b.effects(), ["run nft -c -f -", "run nft -c -f -", "run nft -f -"]);
+    assert_eq!(b.runner.stdins[2], input.text.as_bytes());
+    // Refused too: the fallback, and the step fails.
+    let mut b = auto_ingress_board();
+    b.runner.answers.push_back(fail("Error: unexpected ingress\n"));
+    b.runner.answers.push_back(fail("Error: no such file\n"));
+    let e = super::apply(&a, &mut b.seams()).unwrap_err().to_string();
+    assert!(e.contains("loaded the fallback rule set instead"), "{e}");
+    // The input chain from the start (hook = "input"): nothing instead.
+    let mut b = auto_ingress_board();
+    let Action::Load { instead, .. } = plan_on(&mut b, "hook = \"input\"\n");
+    assert_eq!(instead, None);
 }

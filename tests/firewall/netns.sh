@@ -274,7 +274,8 @@ run_case() {
 # hook; a namespace whose kernel adds fallback tunnel devices (sit0...)
 # gets the input chain instead. An interface the profile does not name
 # (usb0, a veth here) brings the input chain back; `hook = "ingress"` keeps the
-# ingress hooks regardless.
+# ingress hooks regardless. An nft that refuses the ingress hooks (before
+# 0.9.7; tests/firewall/old-nft) gets the input chain instead.
 run_hooks() {
 	local nb=$1/auto root=$WORK/root-$1-auto out rc ruleset extra
 	local -a NB
@@ -295,6 +296,12 @@ run_hooks() {
 		t_check "$nb: ... and no ingress hook" fails grep -q 'hook ingress' <<<"$ruleset"
 	fi
 	stateless_traffic "$nb"
+	out=$(box env PATH="$TOP/tests/firewall/old-nft:$PATH" "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
+	t_eq "$nb: an nft without inet ingress: apply exits 0 ($out)" 0 "$rc"
+	if [ -z "$extra" ]; then
+		t_has "$nb: an nft without inet ingress: it says so" 'loaded the input chain instead (hook = "auto")' "$out"
+	fi
+	t_has "$nb: an nft without inet ingress: the input chain" 'hook input' "$(box nft list ruleset)"
 	box ip link add usb0 type veth peer name usb1
 	out=$(box "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: with usb0 too, apply exits 0 ($out)" 0 "$rc"
