@@ -171,8 +171,10 @@ fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'
     Err(why)
 }
 
-/// Load a rule set; if it is rejected and `fallback_lan` is given, load the
-/// fallback and fail. A missing tool changes nothing.
+/// Load a rule set; if it is rejected, load `instead` (the input chain in
+/// place of the ingress hooks `hook = "auto"` took) if given, and
+/// succeed; failing that, with `fallback_lan`, load the fallback and fail.
+/// A missing tool changes nothing.
 pub fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let e = match check_and_load(rules, seams) {
         Ok(()) => return Ok(()),
