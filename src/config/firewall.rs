@@ -128,6 +128,16 @@ impl Default for Firewall {
     }
 }
 
+impl Firewall {
+    /// Whether the ingress hooks can carry this firewall: the stateless
+    /// profile without forwarding (the others need connection tracking,
+    /// which the ingress hook does not see; validation refuses an explicit
+    /// `hook = "ingress"` for them).
+    pub fn ingress_fits(&self) -> bool {
+        self.profile == Profile::Stateless && !self.forward
+    }
+}
+
 fn lan_all() -> heapless::Vec<Service, MAX_SERVICES> {
     let mut v = heapless::Vec::new();
     v.push(Service::All).expect("capacity");

@@ -258,7 +258,9 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         nft: seams.runner.which("nft").is_some(),
         iptables_restore: seams.runner.which("iptables-restore").is_some(),
     };
-    if offer.nft && backend::choose(p.firewall.backend, offer) == Backend::Iptables {
+    let fw = &p.firewall;
+    let backend = backend::choose(fw.backend, offer);
+    if offer.nft && backend == Backend::Iptables {
         // iptables-nft keeps its tables in nf_tables, not in ip_tables_names.
         let cmd = Cmd { program: "nft", args: &["list", "tables"], stdin: None, timeout: Duration::from_secs(30) };
         if let Ok(out) = seams.runner.run(&cmd) {
@@ -274,9 +276,8 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
             }
         }
     }
-    let fw = &p.firewall;
-    let ours_loaded = if fw.profile == FwProfile::Off { ours_loaded(backend::choose(fw.backend, offer), seams) } else { None };
-    let links = (fw.hook == Hook::Auto && fw.profile == FwProfile::Stateless && !fw.forward && offer.kernel >= Some(backend::INET_INGRESS))
+    let ours_loaded = if fw.profile == FwProfile::Off { ours_loaded(backend, seams) } else { None };
+    let links = (fw.hook == Hook::Auto && fw.ingress_fits() && backend == Backend::Nftables && offer.kernel >= Some(backend::INET_INGRESS))
         .then(|| links(seams))
         .flatten();
     Observed { offer, ipv6: seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok(), left4, left6, ours_loaded, links }

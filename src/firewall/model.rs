@@ -145,7 +145,7 @@ pub fn from_profile(p: &Profile) -> Model {
         wan: zone(&fw.wan_services, &fw.wan_tcp_ports, &fw.wan_udp_ports, mountd),
         log_rate: fw.log.then_some(fw.log_rate),
         forward: fw.forward && fw.profile != FwProfile::Off,
-        ingress: fw.hook == Hook::Ingress && fw.profile == FwProfile::Stateless && !fw.forward,
+        ingress: fw.hook == Hook::Ingress && fw.ingress_fits(),
     }
 }
 
