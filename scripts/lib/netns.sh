@@ -8,6 +8,9 @@
 #     ${P}wan  a WAN host: eth0 = 198.51.100.1/24, fd00:51::1/64 (peer of box eth0)
 #     ${P}lan  a LAN host: eth0 = 192.168.10.2/24, fd00:10::2/64 (peer of box eth1)
 #   netns_board_down P   removes them (and their veths)
+#   netns_box_extra P    the box's links other than lo, eth0 and eth1
+#                        (fallback tunnels a kernel adds to every new
+#                        namespace, say), space-separated; empty if none
 #
 # The board's own addresses in the shipped test profiles are
 # 198.51.100.2/24 on eth0 and 192.168.10.1/24 on eth1. Only documentation
@@ -24,6 +27,10 @@ netns_board_down() {
 	for ns in "${p}box" "${p}wan" "${p}lan"; do
 		ip netns del "$ns" 2>/dev/null || true
 	done
+}
+
+netns_box_extra() {
+	ip -n "${1}box" -o link show | awk -F': ' '$2 !~ /^(lo|eth0@.*|eth1@.*)$/ { printf "%s ", $2 }'
 }
 
 netns_board_up() {

@@ -286,7 +286,7 @@ run_hooks() {
 	out=$(box "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: apply exits 0 ($out)" 0 "$rc"
 	ruleset=$(box nft list ruleset)
-	extra=$(box ip -o link show | awk -F': ' '$2 !~ /^(lo|eth0@.*|eth1@.*)$/ { printf "%s ", $2 }')
+	extra=$(netns_box_extra "$P")
 	if [ -z "$extra" ]; then
 		t_has "$nb: the WAN chain is on eth0's ingress hook" 'hook ingress device "eth0"' "$ruleset"
 		t_has "$nb: the LAN chain is on eth1's ingress hook" 'hook ingress device "eth1"' "$ruleset"

@@ -148,7 +148,7 @@ hotplug() {
 }
 box_rules() { ip netns exec "${SB_NS}box" nft list ruleset; }
 ip netns exec "${SB_NS}box" "$bin" -q --config "$SB/hotplug.toml" firewall apply
-extra=$(ip -n "${SB_NS}box" -o link show | awk -F': ' '$2 !~ /^(lo|eth0@.*|eth1@.*)$/ { printf "%s ", $2 }')
+extra=$(netns_box_extra "$SB_NS")
 if [ -z "$extra" ]; then
 	t_has "openwrt hotplug: lo, eth0 and eth1, all named: the ingress hooks" 'hook ingress device "eth0"' "$(box_rules)"
 else
