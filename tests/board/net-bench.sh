@@ -1,15 +1,19 @@
 #!/bin/sh
 # Guest script for scripts/bench-net-board (busybox sh): the Bubba 2-like
 # network bring-up on the board's two e1000s, `nasboot apply` against the
-# anchor script (scripts/bench-net.anchor.sh with BusyBox ip and sysctl and
-# Debian's ethtool), RUNS interleaved runs each from the same reset state.
+# anchor script (scripts/bench-net.anchor.sh) twice: `anchor` with BusyBox
+# sh, ip and sysctl, `debian` with Debian's dash, iproute2 ip and procps
+# sysctl (dynamically linked, as on a Debian board such as the Bubba 2);
+# both with Debian's ethtool. RUNS interleaved runs each from the same
+# reset state. Debian's ip and sysctl come first on PATH; BusyBox's are
+# called as `busybox ip` and `busybox sysctl`.
 # Per run it prints "bench: VARIANT RUN MICROSECONDS PROCESSES", where
 # PROCESSES is the kernel's fork count (/proc/stat "processes") over the
 # run; the `empty` variant (the shell's `:`) measures what the clock and
 # the counter themselves cost, for the host to subtract. After the last
 # run of each variant it prints that variant's end state.
 RUNS=$(sed -n 's/.*bench.runs=\([0-9]*\).*/\1/p' /proc/cmdline)
-export IP=ip SYSCTL="sysctl -q" ETHTOOL=ethtool
+export ETHTOOL=ethtool
 mac0=$(cat /sys/class/net/eth0/address)
 mac1=$(cat /sys/class/net/eth1/address)
 
@@ -42,13 +46,14 @@ state() {
 run() {
     case $1 in
         nasboot) nasboot -q apply ;;
-        anchor) sh /etc/bench/anchor.sh ;;
+        anchor) IP="busybox ip" SYSCTL="busybox sysctl -q" busybox sh /etc/bench/anchor.sh ;;
+        debian) IP=/bin/ip SYSCTL="/sbin/sysctl -q" /bin/dash /etc/bench/anchor.sh ;;
         empty) : ;;
     esac
 }
 r=1
 while [ "$r" -le "$RUNS" ]; do
-    for v in nasboot anchor empty; do
+    for v in nasboot anchor debian empty; do
         reset
         f0=$(forks)
         t0=$(now)
