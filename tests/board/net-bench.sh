@@ -5,8 +5,9 @@
 # sh, ip and sysctl, `debian` with Debian's dash, iproute2 ip and procps
 # sysctl (dynamically linked, as on a Debian board such as the Bubba 2);
 # both with Debian's ethtool. RUNS interleaved runs each from the same
-# reset state. Debian's ip and sysctl come first on PATH; BusyBox's are
-# called as `busybox ip` and `busybox sysctl`.
+# reset state. Debian's ip and sysctl come first on PATH, but BusyBox sh
+# (Debian's busybox-static is built to prefer its own applets) runs its
+# own ip and sysctl for the `anchor` variant, as on a BusyBox-only board.
 # Per run it prints "bench: VARIANT RUN MICROSECONDS PROCESSES", where
 # PROCESSES is the kernel's fork count (/proc/stat "processes") over the
 # run; the `empty` variant (the shell's `:`) measures what the clock and
@@ -14,6 +15,15 @@
 # run of each variant it prints that variant's end state.
 RUNS=$(sed -n 's/.*bench.runs=\([0-9]*\).*/\1/p' /proc/cmdline)
 export ETHTOOL=ethtool
+# The two anchors must really run different tools.
+case $(busybox sh -c 'ip -V 2>&1; sysctl -V 2>&1' | head -1) in
+    BusyBox*) ;;
+    *) echo "bench: BusyBox sh does not run its own ip applet"; exit 1 ;;
+esac
+case $(/bin/ip -V; /sbin/sysctl -V) in
+    *iproute2*procps*) ;;
+    *) echo "bench: /bin/ip and /sbin/sysctl are not Debian's iproute2 and procps"; exit 1 ;;
+esac
 mac0=$(cat /sys/class/net/eth0/address)
 mac1=$(cat /sys/class/net/eth1/address)
 
@@ -46,7 +56,7 @@ state() {
 run() {
     case $1 in
         nasboot) nasboot -q apply ;;
-        anchor) IP="busybox ip" SYSCTL="busybox sysctl -q" busybox sh /etc/bench/anchor.sh ;;
+        anchor) IP=ip SYSCTL="sysctl -q" busybox sh /etc/bench/anchor.sh ;;
         debian) IP=/bin/ip SYSCTL="/sbin/sysctl -q" /bin/dash /etc/bench/anchor.sh ;;
         empty) : ;;
     esac
