@@ -16,10 +16,10 @@
 RUNS=$(sed -n 's/.*bench.runs=\([0-9]*\).*/\1/p' /proc/cmdline)
 export ETHTOOL=ethtool
 # The two anchors must really run different tools.
-case $(busybox sh -c 'ip -V 2>&1; sysctl -V 2>&1' | head -1) in
-    BusyBox*) ;;
-    *) echo "bench: BusyBox sh does not run its own ip applet"; exit 1 ;;
-esac
+if [ "$(busybox sh -c 'ip --help 2>&1; sysctl --help 2>&1' | grep -c '^BusyBox v')" != 2 ]; then
+    echo "bench: BusyBox sh does not run its own ip and sysctl applets"
+    exit 1
+fi
 case $(/bin/ip -V; /sbin/sysctl -V) in
     *iproute2*procps*) ;;
     *) echo "bench: /bin/ip and /sbin/sysctl are not Debian's iproute2 and procps"; exit 1 ;;
