@@ -74,6 +74,36 @@ ok "the board outlived the timeout after stop (no reset)"
 systemctl is-active --quiet $U
 check "is-active exits 3 when stopped" [ $? -eq 3 ]
 
+# board/init/udev/60-nasboot.rules: a network device added after the
+# apply re-applies the firewall, so that hook = "auto" leaves the ingress
+# hooks for the input chain when the new device is in no zone.
+check "systemd-udevd runs" [ "$(systemctl is-active systemd-udevd.service)" = active ]
+modprobe dummy
+ip link add nbwan type dummy
+{
+	printf '[board]\nname = "qemu-malta"\n[firewall]\nprofile = "stateless"\n'
+	for i in /sys/class/net/*; do
+		i=${i##*/}
+		[ "$i" = lo ] && continue
+		role=lan
+		[ "$i" = nbwan ] && role=wan
+		printf '[[interface]]\nname = "%s"\nrole = "%s"\n' "$i" "$role"
+	done
+} >"$cfg"
+/usr/sbin/nasboot -q --config "$cfg" firewall apply >/tmp/fw.out 2>&1
+is "firewall apply with every link named exits 0 ($(cat /tmp/fw.out))"
+links=$(cd /sys/class/net && echo *)
+has "... and takes the ingress hooks (links: $links)" 'hook ingress device "nbwan"' "$(nft list ruleset 2>&1)"
+ip link add nbusb type dummy
+n=0
+while ! nft list ruleset 2>/dev/null | grep -q 'hook input' && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+rules=$(nft list ruleset 2>&1)
+has "a device added later (nbusb): udev re-applied, the input chain is back" 'hook input' "$rules"
+has "... with the profile's WAN chain in it (not a fallback)" '"nbwan" : jump wan' "$rules"
+check "... and no ingress hook is left" [ "$(printf '%s\n' "$rules" | grep -c 'hook ingress')" -eq 0 ]
+ip link del nbusb
+ip link del nbwan
+
 printf '[board]\nname = "t"\n[firewall]\nprofile = "of"\n' >"$cfg"
 systemctl start $U 2>/dev/null
 check "start with a broken profile fails" [ $? -ne 0 ]

@@ -15,7 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/pkg/board-lib.sh
 . "$here/board-lib.sh"
 
-debs=(systemd base-files nftables)
+debs=(systemd base-files nftables udev)
 pkgb_setup board-systemd
 "$PKGB_BOARD" debs "${debs[@]}" >/dev/null
 
@@ -50,7 +50,9 @@ args=(--exec-init /lib/systemd/systemd
 	--file "$T_TOP/board/init/systemd/nasboot-fallback.service:/etc/systemd/system/nasboot-fallback.service"
 	--file "$work/board-test.service:/etc/systemd/system/board-test.service"
 	--file "$work/board-test.target:/etc/systemd/system/board-test.target"
-	--file "$work/run-checks:/board/run-checks" --with-module nft_ct)
+	--file "$T_TOP/board/init/udev/60-nasboot.rules:/etc/udev/rules.d/60-nasboot.rules"
+	--file "$work/run-checks:/board/run-checks" --with-module nft_ct
+	--with-module dummy --with-module nft_limit --with-module nft_log --with-module nf_log_syslog)
 for d in "${debs[@]}"; do args+=(--deb "$d"); done
 pkgb_run "$here/board-guest-systemd.sh" 240 "${args[@]}"
 # (systemd keeps the kernel's watchdog messages off the console: the guest

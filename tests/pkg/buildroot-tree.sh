@@ -59,6 +59,8 @@ t_check "nasboot.mk: site method local" grep -qx 'NASBOOT_SITE_METHOD = local' "
 t_check "nasboot.mk: cargo-package for the source route" grep -qx '$(eval $(cargo-package))' "$mk"
 t_check "nasboot.mk: generic-package for the prebuilt route" grep -qx '$(eval $(generic-package))' "$mk"
 t_check "nasboot.mk: installs the SysV script" grep -q 'S35nasboot $(TARGET_DIR)/etc/init.d/S35nasboot\|/etc/init.d/S35nasboot$' "$mk"
+t_check "nasboot.mk: installs the udev rule where udev is" grep -q 'board/init/udev/60-nasboot.rules' "$mk"
+t_check "nasboot.mk: ... and the file it installs exists" test -f "$T_TOP/board/init/udev/60-nasboot.rules"
 mkver=$(sed -n 's/^NASBOOT_VERSION = //p' "$mk")
 cargover=$(sed -n '/^\[package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' "$T_TOP/Cargo.toml")
 t_eq "nasboot.mk: NASBOOT_VERSION is Cargo.toml's version" "$cargover" "$mkver"

@@ -36,6 +36,17 @@ define NASBOOT_INSTALL_INIT_SYSTEMD
 		$(TARGET_DIR)/usr/lib/systemd/system/nasboot-fallback.service
 endef
 
+# With udev (eudev or systemd's), each network device added after boot
+# re-applies the firewall, so that hook = "auto" judges the new set of
+# devices (board/init/udev/60-nasboot.rules).
+ifeq ($(BR2_PACKAGE_HAS_UDEV),y)
+define NASBOOT_INSTALL_UDEV_RULES
+	$(INSTALL) -D -m 0644 $(NASBOOT_SITE)/board/init/udev/60-nasboot.rules \
+		$(TARGET_DIR)/usr/lib/udev/rules.d/60-nasboot.rules
+endef
+NASBOOT_POST_INSTALL_TARGET_HOOKS += NASBOOT_INSTALL_UDEV_RULES
+endif
+
 ifeq ($(BR2_PACKAGE_NASBOOT_FROM_SOURCE),y)
 
 # The project's size settings win over Buildroot's generic ones: the
