@@ -80,10 +80,10 @@ check "is-active exits 3 when stopped" [ $? -eq 3 ]
 check "systemd-udevd runs" [ "$(systemctl is-active systemd-udevd.service)" = active ]
 modprobe dummy
 ip link add nbwan type dummy
+links=$(cd /sys/class/net && echo *)
 {
 	printf '[board]\nname = "qemu-malta"\n[firewall]\nprofile = "stateless"\n'
-	for i in /sys/class/net/*; do
-		i=${i##*/}
+	for i in $links; do
 		[ "$i" = lo ] && continue
 		role=lan
 		[ "$i" = nbwan ] && role=wan
@@ -92,7 +92,6 @@ ip link add nbwan type dummy
 } >"$cfg"
 /usr/sbin/nasboot -q --config "$cfg" firewall apply >/tmp/fw.out 2>&1
 is "firewall apply with every link named exits 0 ($(cat /tmp/fw.out))"
-links=$(cd /sys/class/net && echo *)
 has "... and takes the ingress hooks (links: $links)" 'hook ingress device "nbwan"' "$(nft list ruleset 2>&1)"
 ip link add nbusb type dummy
 n=0
