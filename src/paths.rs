@@ -27,6 +27,11 @@ pub const RUN_DIR: &str = "/run/nasboot";
 pub const WATCHDOG_DEVICES: [&str; 2] = ["/dev/watchdog0", "/dev/watchdog"];
 /// The watchdog class in sysfs (min/max timeout on newer kernels).
 pub const SYS_CLASS_WATCHDOG: &str = "/sys/class/watchdog";
+/// The kernel's socket tables (firewall::listeners).
+pub const PROC_NET_TCP: &str = "/proc/net/tcp";
+pub const PROC_NET_TCP6: &str = "/proc/net/tcp6";
+pub const PROC_NET_UDP: &str = "/proc/net/udp";
+pub const PROC_NET_UDP6: &str = "/proc/net/udp6";
 /// The kernel's loaded iptables tables (one name a line).
 pub const IP_TABLES_NAMES: &str = "/proc/net/ip_tables_names";
 pub const IP6_TABLES_NAMES: &str = "/proc/net/ip6_tables_names";

@@ -17,6 +17,7 @@
 use std::fmt;
 
 use crate::apply::StepError;
+use crate::config::firewall::Profile as FwProfile;
 use crate::config::system::SysctlPreset;
 use crate::config::Profile;
 use crate::seam::Seams;
@@ -31,6 +32,9 @@ pub const SLOW_CPU_NAS: &[(&str, &str)] = &[
     ("net.ipv4.tcp_sack", "1"),
     ("net.ipv4.tcp_window_scaling", "1"),
 ];
+
+/// The kernel's ephemeral port range, IPv4 and IPv6 alike.
+pub const LOCAL_PORT_RANGE: &str = "net.ipv4.ip_local_port_range";
 
 /// Set one sysctl.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +54,8 @@ impl fmt::Display for Action {
     }
 }
 
-/// The wanted values, in order: the preset, then the profile's own (which win).
+/// The wanted values, in order: the preset, the stateless firewall's local
+/// port range, then the profile's own (which win).
 pub fn wanted(p: &Profile) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     let preset: &[(&str, &str)] = match p.sysctl.preset {
@@ -59,6 +64,12 @@ pub fn wanted(p: &Profile) -> Vec<(String, String)> {
     };
     for (k, v) in preset {
         out.push((k.to_string(), v.to_string()));
+    }
+    if p.firewall.profile == FwProfile::Stateless {
+        // The firewall lets replies in to this range only (firewall/nft.rs,
+        // `stateless_replies`): the kernel must pick local ports from it.
+        let r = p.firewall.local_port_range;
+        out.push((LOCAL_PORT_RANGE.to_string(), format!("{} {}", r.lo(), r.hi())));
     }
     for (k, v) in p.sysctl.set.iter() {
         match out.iter_mut().find(|(ok, _)| ok == k.as_str()) {

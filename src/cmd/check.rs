@@ -1,9 +1,11 @@
-//! `nasboot check`: validate the profile, apply nothing.
+//! `nasboot check`: validate the profile, name the listeners the stateless
+//! firewall would expose (`firewall::listeners`), apply nothing.
 
 
 use super::Io;
 use crate::cli::Cli;
 use crate::exit::Status;
+use crate::firewall;
 use crate::seam::Seams;
 
 pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
@@ -25,5 +27,8 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         p.firewall.profile,
         if p.watchdog.is_some() { "on" } else { "off" },
     );
+    for n in firewall::listeners::notes(p, seams) {
+        let _ = writeln!(io.out, "note: {n}");
+    }
     Status::Ok
 }

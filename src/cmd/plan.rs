@@ -5,7 +5,7 @@
 use super::Io;
 use crate::cli::Cli;
 use crate::exit::Status;
-use crate::plan;
+use crate::{firewall, plan};
 use crate::seam::Seams;
 
 pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
@@ -14,7 +14,8 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         Err(status) => return status,
     };
     let now = plan::observe(&loaded.profile, seams);
-    let plan = plan::plan(&loaded.profile, &now);
+    let mut plan = plan::plan(&loaded.profile, &now);
+    plan.notes.extend(firewall::listeners::notes(&loaded.profile, seams));
     let _ = writeln!(io.out, "# nasboot plan for board {} ({})", loaded.profile.board.name, cli.config.display());
     let _ = write!(io.out, "{plan}");
     Status::Ok

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::types::Port;
+use super::types::{Port, PortRange};
 
 /// Services per zone, and custom ports per zone.
 pub const MAX_SERVICES: usize = 16;
@@ -62,7 +62,8 @@ pub enum Service {
     Ssh,
     Http,
     Https,
-    /// portmapper 111, nfsd 2049, and mountd on `mountd_port`.
+    /// portmapper 111, nfsd 2049, and mountd, statd and lockd on their
+    /// pinned ports (`mountd_port`, `statd_port`, `lockd_port`).
     Nfs,
     /// 139 and 445.
     Smb,
@@ -94,6 +95,18 @@ pub struct Firewall {
     /// The port mountd is pinned to (Debian: RPCMOUNTDOPTS="--port N").
     #[serde(default = "mountd_default")]
     pub mountd_port: Port,
+    /// The port rpc.statd (NSM) is pinned to (nfs.conf `[statd] port`).
+    #[serde(default = "statd_default")]
+    pub statd_port: Port,
+    /// The port lockd (NLM) is pinned to, TCP and UDP (nfs.conf `[lockd]`).
+    #[serde(default = "lockd_default")]
+    pub lockd_port: Port,
+    /// The kernel's ephemeral ports (`net.ipv4.ip_local_port_range`, set
+    /// to this by the stateless profile): the only ports that replies to
+    /// the box's own connections are let in on without connection
+    /// tracking. Every pinned service port must lie outside it.
+    #[serde(default = "local_port_range_default")]
+    pub local_port_range: PortRange,
     /// Rate-limited logging of dropped WAN packets.
     #[serde(default = "yes")]
     pub log: bool,
@@ -120,6 +133,9 @@ impl Default for Firewall {
             wan_tcp_ports: heapless::Vec::new(),
             wan_udp_ports: heapless::Vec::new(),
             mountd_port: mountd_default(),
+            statd_port: statd_default(),
+            lockd_port: lockd_default(),
+            local_port_range: local_port_range_default(),
             log: true,
             log_rate: log_rate_default(),
             forward: false,
@@ -146,6 +162,19 @@ fn lan_all() -> heapless::Vec<Service, MAX_SERVICES> {
 
 fn mountd_default() -> Port {
     Port::new(32767).expect("nonzero")
+}
+
+/// Below the kernel's default ephemeral range, beside mountd's 32767.
+fn statd_default() -> Port {
+    Port::new(32765).expect("nonzero")
+}
+
+fn lockd_default() -> Port {
+    Port::new(32764).expect("nonzero")
+}
+
+fn local_port_range_default() -> PortRange {
+    PortRange::LINUX_DEFAULT
 }
 
 fn log_rate_default() -> u32 {

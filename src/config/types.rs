@@ -208,6 +208,56 @@ impl fmt::Display for Port {
     }
 }
 
+/// A range of local ports, `LOW-HIGH` (as the kernel's
+/// `net.ipv4.ip_local_port_range`, which also governs IPv6): LOW at least
+/// 1024 (the kernel refuses a range below `ip_unprivileged_port_start`),
+/// LOW no greater than HIGH.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PortRange {
+    lo: u16,
+    hi: u16,
+}
+
+impl PortRange {
+    /// The kernel's default range (include/net/ip.h, inet_init_net).
+    pub const LINUX_DEFAULT: PortRange = PortRange { lo: 32768, hi: 60999 };
+
+    pub fn lo(self) -> u16 {
+        self.lo
+    }
+    pub fn hi(self) -> u16 {
+        self.hi
+    }
+    pub fn contains(self, port: u16) -> bool {
+        (self.lo..=self.hi).contains(&port)
+    }
+}
+
+impl FromStr for PortRange {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{}` is not a port range like 32768-60999", s.escape_debug());
+        let (a, b) = s.split_once('-').ok_or_else(bad)?;
+        let lo: u16 = a.trim().parse().map_err(|_| bad())?;
+        let hi: u16 = b.trim().parse().map_err(|_| bad())?;
+        if lo < 1024 {
+            return Err(format!("the range starts at {lo}; the kernel's local ports start at 1024 or above"));
+        }
+        if lo > hi {
+            return Err(format!("the range {lo}-{hi} is empty: {lo} is above {hi}"));
+        }
+        Ok(PortRange { lo, hi })
+    }
+}
+
+from_str_deserialize!(PortRange, "a port range like 32768-60999");
+
+impl fmt::Display for PortRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.lo, self.hi)
+    }
+}
+
 /// An Ethernet MAC address for an interface: six octets, colon separated,
 /// unicast (not multicast, not broadcast) and not all zeros.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -187,12 +187,66 @@ fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
             "\"all\" already lets the LAN reach everything; the other services listed add nothing",
         )));
     }
+    pinned_ports(p, src)?;
     if fw.log_rate == 0 || fw.log_rate > 6000 {
         return Err(src.error(
             span_in(src, "firewall", "log_rate"),
             "firewall.log_rate",
             format!("log_rate is 1 to 6000 packets a minute, not {}", fw.log_rate),
         ));
+    }
+    Ok(())
+}
+
+/// The NFS daemons' pinned ports are distinct, and with the stateless
+/// profile every port a service listens on for the LAN lies outside
+/// `local_port_range`: the WAN chain lets UDP from DNS and NTP servers
+/// (source port 53 or 123) in to that range, as replies to the box's own
+/// queries, so a service inside it would be reachable from the WAN.
+fn pinned_ports(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
+    let fw = &p.firewall;
+    let pinned = [("mountd_port", fw.mountd_port.get()), ("statd_port", fw.statd_port.get()), ("lockd_port", fw.lockd_port.get())];
+    for (i, (key, port)) in pinned.iter().enumerate() {
+        if [111, 2049].contains(port) {
+            let m = format!("{key} = {port} is a fixed NFS port (rpcbind 111, nfsd 2049); pick another");
+            return Err(src.error(span_in(src, "firewall", key), &format!("firewall.{key}"), m));
+        }
+        if let Some((other, _)) = pinned[..i].iter().find(|(_, o)| o == port) {
+            let m = format!("{key} = {port} is already firewall.{other}; each NFS daemon needs its own port");
+            return Err(src.error(span_in(src, "firewall", key), &format!("firewall.{key}"), m));
+        }
+    }
+    if fw.profile != FwProfile::Stateless {
+        return Ok(());
+    }
+    if let Some((k, _)) = p.sysctl.set.iter().find(|(k, _)| k.as_str() == crate::sysctl::LOCAL_PORT_RANGE) {
+        return Err(src.error(
+            span_in(src, "sysctl.set", &format!("\"{}\"", k.as_str())),
+            &format!("sysctl.set.\"{}\"", k.as_str()),
+            "the stateless firewall sets this from firewall.local_port_range, which its rules follow; set that instead",
+        ));
+    }
+    let range = fw.local_port_range;
+    let inside = |key: &str, port: u16| {
+        let m = format!(
+            "port {port} lies in local_port_range {range}, where UDP from source port 53 or 123 \
+             is let in from the WAN as replies; move it below {} or narrow the range",
+            range.lo()
+        );
+        src.error(span_in(src, "firewall", key), &format!("firewall.{key}"), m)
+    };
+    for (key, port) in pinned {
+        if range.contains(port) {
+            return Err(inside(key, port));
+        }
+    }
+    if range.contains(2049) {
+        return Err(inside("local_port_range", 2049));
+    }
+    for (key, ports) in [("lan_tcp_ports", &fw.lan_tcp_ports), ("lan_udp_ports", &fw.lan_udp_ports)] {
+        if let Some(port) = ports.iter().find(|x| range.contains(x.get())) {
+            return Err(inside(key, port.get()));
+        }
     }
     Ok(())
 }

@@ -30,6 +30,7 @@
 use std::fmt::{self, Write};
 
 use super::model::{Ifaces, Kind, Model, Zone, DHCP4, DHCP6, REPLY_UDP_SPORTS};
+use crate::config::types::PortRange;
 
 /// xt_multiport's limit (XT_MULTI_PORTS).
 const MULTIPORT_MAX: usize = 15;
@@ -64,14 +65,17 @@ struct Fam {
     icmp_ok: &'static [u8],
     echo_request: u8,
     dhcp: (u16, u16),
+    /// Whether fragments reach INPUT unreassembled (IPv6).
+    fragments: bool,
 }
 
-const V4: Fam = Fam { icmp: "-p icmp -m icmp --icmp-type", icmp_ok: &[0, 3, 11], echo_request: 8, dhcp: DHCP4 };
+const V4: Fam = Fam { icmp: "-p icmp -m icmp --icmp-type", icmp_ok: &[0, 3, 11], echo_request: 8, dhcp: DHCP4, fragments: false };
 const V6: Fam = Fam {
     icmp: "-p ipv6-icmp -m icmp6 --icmpv6-type",
     icmp_ok: &[1, 2, 3, 129, 133, 134, 135, 136],
     echo_request: 128,
     dhcp: DHCP6,
+    fragments: true,
 };
 
 fn ports(out: &mut String, chain: &str, proto: &str, dir: &str, list: &[u16]) -> fmt::Result {
@@ -105,13 +109,32 @@ fn icmp(out: &mut String, chain: &str, f: &Fam) -> fmt::Result {
 }
 
 /// Replies to the box's own connections, without connection tracking
-/// (the same rules as nft.rs `stateless_replies`).
-fn stateless_replies(out: &mut String, chain: &str, f: &Fam) -> fmt::Result {
-    writeln!(out, "-A {chain} -p tcp -m tcp --tcp-flags SYN,ACK SYN -j DROP")?;
-    writeln!(out, "-A {chain} -p tcp -j ACCEPT")?;
-    ports(out, chain, "udp", "s", &REPLY_UDP_SPORTS)?;
+/// (the same rules as nft.rs `stateless_replies`: TCP without SYN-only and
+/// UDP from DNS and NTP servers, both to the local port range only). A
+/// TCP or UDP match refuses a packet whose header it cannot read, and any
+/// non-first fragment (xt_tcpudp).
+fn stateless_replies(out: &mut String, chain: &str, f: &Fam, reply: PortRange) -> fmt::Result {
+    let range = format!("{}:{}", reply.lo(), reply.hi());
+    writeln!(out, "-A {chain} -p tcp -m tcp --dport {range} ! --tcp-flags SYN,ACK SYN -j ACCEPT")?;
+    write!(out, "-A {chain} -p udp -m udp --dport {range} -m multiport --sports ")?;
+    for (i, p) in REPLY_UDP_SPORTS.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write!(out, "{p}")?;
+    }
+    out.push_str(" -j ACCEPT\n");
     writeln!(out, "-A {chain} -p udp -m udp --sport {} --dport {} -j ACCEPT", f.dhcp.0, f.dhcp.1)?;
-    icmp(out, chain, f)
+    icmp(out, chain, f)?;
+    if f.fragments {
+        // IPv6 fragments meet INPUT one by one (nothing reassembles them
+        // before it without connection tracking): a first fragment that no
+        // rule above accepted is dropped, the others go on to reassembly,
+        // which cannot complete without the first.
+        writeln!(out, "-A {chain} -m frag --fragfirst -j DROP")?;
+        writeln!(out, "-A {chain} -m frag -j ACCEPT")?;
+    }
+    Ok(())
 }
 
 fn pairs(out: &mut String, from: &Ifaces, to: &Ifaces, tail: &str) -> fmt::Result {
@@ -183,7 +206,7 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
     if !m.lan.all {
         services(out, "nasboot-lan", &m.lan)?;
         writeln!(out, "-A nasboot-lan {} {} -j ACCEPT", f.icmp, f.echo_request)?;
-        stateless_replies(out, "nasboot-lan", f)?;
+        stateless_replies(out, "nasboot-lan", f, m.reply_ports)?;
         out.push_str("-A nasboot-lan -j DROP\n");
     }
     if m.kind == Kind::Stateful {
@@ -193,7 +216,7 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
         icmp(out, "nasboot-wan", f)?;
     } else {
         services(out, "nasboot-wan", &m.wan)?;
-        stateless_replies(out, "nasboot-wan", f)?;
+        stateless_replies(out, "nasboot-wan", f, m.reply_ports)?;
     }
     if let Some(rate) = m.log_rate {
         writeln!(

@@ -15,16 +15,22 @@
 //!   (`iifname vmap { "eth0" : jump wan }`).
 //!   - LAN: everything, or the listed services (named port sets), the LAN's
 //!     pings, and the same reply rules as the WAN.
-//!   - WAN: the listed WAN services; TCP SYN without ACK dropped (no new
-//!     inbound connection); any other TCP accepted: these are the replies to
-//!     connections the box opened. This lets ACK scans through to the TCP
-//!     stack, which answers them with a RST; no socket is reachable that
-//!     way. UDP replies from DNS (53) and NTP (123) servers, DHCP 67 -> 68
-//!     and DHCPv6 547 -> 546; ICMP echo-reply, destination-unreachable
+//!   - WAN: the listed WAN services, then the replies to connections the
+//!     box opened, which use local ports from the kernel's ephemeral range
+//!     (`local_port_range`, set as `net.ipv4.ip_local_port_range`; no
+//!     pinned service listens there, [`listeners`] names any that does):
+//!     TCP to that range unless SYN-only (so no new inbound connection,
+//!     and ACK/FIN/Xmas probes of a service port are dropped unanswered);
+//!     UDP from DNS (53) and NTP (123) servers to that range; DHCP 67 ->
+//!     68 and DHCPv6 547 -> 546; ICMP echo-reply, destination-unreachable
 //!     (fragmentation-needed included: path MTU discovery), time-exceeded;
 //!     ICMPv6 echo-reply, destination-unreachable, packet-too-big,
-//!     time-exceeded and neighbour discovery 133-136. Then a rate-limited
-//!     log (`log_rate` a minute) and drop.
+//!     time-exceeded and neighbour discovery 133-136. Every TCP and UDP
+//!     rule reads ports (and TCP flags) from the packet, so a first
+//!     fragment too short to hold them matches none. Non-first fragments
+//!     go on to reassembly (IPv6 fragments reach the input hook one by
+//!     one without conntrack). Then a rate-limited log (`log_rate` a
+//!     minute) and drop.
 //!   - `hook = "ingress"` (nftables; Linux 5.10): the same zone chains,
 //!     reached from one chain on each WAN (and restricted LAN) interface's
 //!     `inet` ingress hook instead of the input chain, and no input chain
@@ -33,7 +39,9 @@
 //!     open to everything then crosses no hook. Fragments are not
 //!     reassembled at ingress: the first meets the rules, the others
 //!     (`ip frag-off`, IPv6 `frag frag-off` non-zero) are let on to
-//!     reassembly, which cannot finish without the first. The price: an
+//!     reassembly, which cannot finish without the first; an IPv4 TCP
+//!     fragment at offset 8 bytes (which could rewrite the first one's
+//!     flags, RFC 1858) is dropped. The price: an
 //!     interface the profile does not name is not filtered (the input
 //!     chain's policy drop caught it), and the named ones must exist when
 //!     the rule set loads (else nft refuses it and the fallback loads).
@@ -83,6 +91,7 @@
 pub mod apply;
 pub mod backend;
 pub mod iptables;
+pub mod listeners;
 pub mod model;
 pub mod nft;
 

@@ -8,7 +8,7 @@
 
 use crate::config::firewall::{Hook, Profile as FwProfile, Service};
 use crate::config::net::Role;
-use crate::config::types::IfName;
+use crate::config::types::{IfName, PortRange};
 use crate::config::{Profile, MAX_INTERFACES};
 
 /// Ports one zone may open, per protocol: the services' ports plus the
@@ -20,7 +20,8 @@ pub type Ports = heapless::Vec<u16, MAX_ZONE_PORTS>;
 /// The interfaces of one zone, in profile order.
 pub type Ifaces = heapless::Vec<IfName, MAX_INTERFACES>;
 
-/// UDP source ports whose replies the stateless profile lets in (DNS, NTP).
+/// UDP source ports whose replies the stateless profile lets in (DNS, NTP),
+/// to the local port range only.
 pub const REPLY_UDP_SPORTS: [u16; 2] = [53, 123];
 /// DHCP server to client (IPv4): source 67, destination 68.
 pub const DHCP4: (u16, u16) = (67, 68);
@@ -63,6 +64,9 @@ pub struct Model {
     /// Stateless zones filtered on their interfaces' ingress hooks instead
     /// of one input chain (nftables; `firewall.hook = "ingress"`).
     pub ingress: bool,
+    /// The kernel's ephemeral ports: without connection tracking, replies
+    /// to the box's own connections are let in to these ports only.
+    pub reply_ports: PortRange,
 }
 
 impl Model {
@@ -85,8 +89,8 @@ fn add(ports: &mut Ports, p: u16) {
     }
 }
 
-/// The fixed ports of one named service: (tcp, udp). NFS also opens
-/// `mountd_port` on both.
+/// The fixed ports of one named service: (tcp, udp). NFS also opens the
+/// pinned mountd, statd and lockd ports on both.
 pub fn service_ports(s: Service) -> (&'static [u16], &'static [u16]) {
     match s {
         Service::All => (&[], &[]),
@@ -100,7 +104,7 @@ pub fn service_ports(s: Service) -> (&'static [u16], &'static [u16]) {
     }
 }
 
-fn zone(services: &[Service], tcp: &[crate::config::types::Port], udp: &[crate::config::types::Port], mountd: u16) -> Zone {
+fn zone(services: &[Service], tcp: &[crate::config::types::Port], udp: &[crate::config::types::Port], nfs_pinned: [u16; 3]) -> Zone {
     let mut z = Zone { all: services.contains(&Service::All), ..Zone::default() };
     if z.all {
         return z;
@@ -110,8 +114,10 @@ fn zone(services: &[Service], tcp: &[crate::config::types::Port], udp: &[crate::
         t.iter().for_each(|p| add(&mut z.tcp, *p));
         u.iter().for_each(|p| add(&mut z.udp, *p));
         if *s == Service::Nfs {
-            add(&mut z.tcp, mountd);
-            add(&mut z.udp, mountd);
+            for p in nfs_pinned {
+                add(&mut z.tcp, p);
+                add(&mut z.udp, p);
+            }
         }
     }
     tcp.iter().for_each(|p| add(&mut z.tcp, p.get()));
@@ -132,7 +138,7 @@ pub fn from_profile(p: &Profile) -> Model {
         };
         let _ = list.push(i.name.get_ref().clone());
     }
-    let mountd = fw.mountd_port.get();
+    let nfs_pinned = [fw.mountd_port.get(), fw.statd_port.get(), fw.lockd_port.get()];
     Model {
         kind: match fw.profile {
             FwProfile::Stateless => Kind::Stateless,
@@ -141,11 +147,12 @@ pub fn from_profile(p: &Profile) -> Model {
         },
         lan_ifaces,
         wan_ifaces,
-        lan: zone(&fw.lan_services, &fw.lan_tcp_ports, &fw.lan_udp_ports, mountd),
-        wan: zone(&fw.wan_services, &fw.wan_tcp_ports, &fw.wan_udp_ports, mountd),
+        lan: zone(&fw.lan_services, &fw.lan_tcp_ports, &fw.lan_udp_ports, nfs_pinned),
+        wan: zone(&fw.wan_services, &fw.wan_tcp_ports, &fw.wan_udp_ports, nfs_pinned),
         log_rate: fw.log.then_some(fw.log_rate),
         forward: fw.forward && fw.profile != FwProfile::Off,
         ingress: fw.hook == Hook::Ingress && fw.ingress_fits(),
+        reply_ports: fw.local_port_range,
     }
 }
 
@@ -158,13 +165,13 @@ mod tests {
     fn services_become_sorted_unique_ports() {
         let l = parse_bytes(
             "t.toml",
-            b"[board]\nname = \"t\"\n[firewall]\nlan_services = [\"smb\", \"nfs\", \"ssh\", \"dns\"]\nlan_tcp_ports = [22, 8080]\nlan_udp_ports = [5353]\nmountd_port = 4002\n",
+            b"[board]\nname = \"t\"\n[firewall]\nlan_services = [\"smb\", \"nfs\", \"ssh\", \"dns\"]\nlan_tcp_ports = [22, 8080]\nlan_udp_ports = [5353]\nmountd_port = 4002\nstatd_port = 4003\nlockd_port = 4001\n",
         )
         .unwrap();
         let m = from_profile(&l.profile);
         assert!(!m.lan.all);
-        assert_eq!(m.lan.tcp.as_slice(), &[22, 53, 111, 139, 445, 2049, 4002, 8080]);
-        assert_eq!(m.lan.udp.as_slice(), &[53, 111, 2049, 4002, 5353]);
+        assert_eq!(m.lan.tcp.as_slice(), &[22, 53, 111, 139, 445, 2049, 4001, 4002, 4003, 8080]);
+        assert_eq!(m.lan.udp.as_slice(), &[53, 111, 2049, 4001, 4002, 4003, 5353]);
         assert_eq!(m.wan, Zone::default());
         assert_eq!(m.log_rate, Some(10));
         assert!(!m.uses_conntrack());
@@ -178,6 +185,6 @@ mod tests {
         }
         text.push_str("1]\n");
         let m = from_profile(&parse_bytes("t.toml", text.as_bytes()).unwrap().profile);
-        assert_eq!(m.lan.tcp.len(), 32 + 9);
+        assert_eq!(m.lan.tcp.len(), 32 + 11);
     }
 }

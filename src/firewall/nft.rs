@@ -21,6 +21,7 @@
 use std::fmt::{self, Write};
 
 use super::model::{Ifaces, Kind, Model, Ports, Zone, DHCP4, DHCP6, REPLY_UDP_SPORTS};
+use crate::config::types::PortRange;
 
 /// ICMP types a WAN (and a restricted LAN) accepts.
 const ICMP4: &str = "echo-reply, destination-unreachable, time-exceeded";
@@ -60,16 +61,21 @@ fn set(out: &mut String, name: &str, ports: &Ports) -> fmt::Result {
 }
 
 /// Rules that let replies to the box's own connections in without
-/// connection tracking: no TCP SYN without ACK (so no new inbound TCP
-/// connection); any other TCP (replies; this also lets ACK scans reach
-/// the TCP stack, which answers them with RST); UDP from DNS and NTP
-/// servers; DHCP and DHCPv6 server replies; essential ICMP and ICMPv6.
-fn stateless_replies(out: &mut String) -> fmt::Result {
-    out.push_str("\t\ttcp flags & (syn | ack) == syn drop\n");
-    out.push_str("\t\tmeta l4proto tcp accept\n");
+/// connection tracking. The box's own connections use local ports from the
+/// kernel's ephemeral range (`reply`), and no service nasboot configures
+/// listens there (validation keeps the pinned ports below it), so:
+/// TCP to that range without SYN-only (a segment there can open no
+/// connection; ACK and FIN probes of a service port are dropped); UDP from
+/// DNS and NTP servers to that range; DHCP and DHCPv6 server replies;
+/// essential ICMP and ICMPv6. Every TCP and UDP rule reads the ports (and
+/// TCP the flags) from the packet: a first fragment too short to hold
+/// them matches none of them, and a non-first fragment has no transport
+/// header to match (nft_payload refuses both).
+fn stateless_replies(out: &mut String, reply: PortRange) -> fmt::Result {
+    writeln!(out, "\t\ttcp dport {reply} tcp flags & (syn | ack) != syn accept")?;
     out.push_str("\t\tudp sport { ");
     port_list(out, &REPLY_UDP_SPORTS)?;
-    out.push_str(" } accept\n");
+    writeln!(out, " }} udp dport {reply} accept")?;
     writeln!(out, "\t\tudp sport {} udp dport {} accept", DHCP4.0, DHCP4.1)?;
     writeln!(out, "\t\tudp sport {} udp dport {} accept", DHCP6.0, DHCP6.1)?;
     icmp(out)
@@ -97,12 +103,20 @@ fn ingress_chain(out: &mut String, zone: &str, i: usize, name: &str) -> fmt::Res
     writeln!(out, "\tchain {zone}_in{i} {{\n\t\ttype filter hook ingress device \"{name}\" priority 0; policy accept;\n\t\tjump {zone}\n\t}}")
 }
 
-/// On the ingress hook, fragments are not reassembled yet: the first one
-/// carries the TCP/UDP header and meets the zone's rules; the others have
-/// no header to match and are let through to reassembly, which cannot
-/// complete a datagram whose first fragment was dropped.
-fn fragments(out: &mut String) {
-    out.push_str("\t\tip frag-off & 0x1fff != 0 accept\n");
+/// Non-first fragments, after every other rule (so unfragmented packets
+/// never test them): they carry no transport header, so they are let
+/// through to reassembly, which cannot complete a datagram whose first
+/// fragment was dropped; the first fragment meets the rules above like any
+/// packet. IPv6 fragments meet the input hook one by one too: without
+/// connection tracking nothing reassembles them before it. On the ingress
+/// hook (`ipv4`), IPv4 fragments are not reassembled yet either; there a
+/// TCP fragment at offset 8 bytes, which could rewrite the flags of a
+/// first fragment (RFC 1858 3.2), is dropped first.
+fn fragments(out: &mut String, ipv4: bool) {
+    if ipv4 {
+        out.push_str("\t\tip protocol tcp ip frag-off & 0x1fff == 1 drop\n");
+        out.push_str("\t\tip frag-off & 0x1fff != 0 accept\n");
+    }
     out.push_str("\t\tfrag frag-off != 0 accept\n");
 }
 
@@ -186,25 +200,21 @@ pub fn render(m: &Model, out: &mut String) -> fmt::Result {
             // A LAN limited to services: the services, the LAN's own pings,
             // and (stateless, as LAN traffic is never tracked) replies.
             out.push_str("\tchain lan {\n");
-            if m.ingress {
-                fragments(out);
-            }
             zone_services(out, "lan", &m.lan)?;
             out.push_str("\t\ticmp type echo-request accept\n\t\ticmpv6 type echo-request accept\n");
-            stateless_replies(out)?;
+            stateless_replies(out, m.reply_ports)?;
+            fragments(out, m.ingress);
             out.push_str("\t\tdrop\n\t}\n");
         }
         out.push_str("\tchain wan {\n");
-        if m.ingress {
-            fragments(out);
-        }
         if m.kind == Kind::Stateful {
             out.push_str("\t\tct state established,related accept\n\t\tct state invalid drop\n");
             zone_services(out, "wan", &m.wan)?;
             icmp(out)?;
         } else {
             zone_services(out, "wan", &m.wan)?;
-            stateless_replies(out)?;
+            stateless_replies(out, m.reply_ports)?;
+            fragments(out, m.ingress);
         }
         if let Some(rate) = m.log_rate {
             writeln!(out, "\t\tlimit rate {rate}/minute burst 5 packets log prefix \"nasboot-wan-drop: \"")?;

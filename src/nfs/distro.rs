@@ -11,8 +11,9 @@
 //!   `/etc/nfs.conf.d/nasboot.conf`, which nfs-utils reads after
 //!   `/etc/nfs.conf` so its values win, and leaves `/etc/nfs.conf` alone.
 //!   Otherwise, when `/etc/nfs.conf` exists, only `[nfsd] threads`, the
-//!   `vers*` keys (when the profile sets versions) and `[mountd] port` and
-//!   `manage-gids` are rewritten in place; comments and other keys stay.
+//!   `vers*` keys (when the profile sets versions), `[mountd] port` and
+//!   `manage-gids`, `[statd] port` and `[lockd] port` and `udp-port` are
+//!   rewritten in place; comments and other keys stay.
 //!   Without either file (BusyBox or OpenWrt images) nothing is written.
 //!
 //! On Debian the count in /etc/default wins over nfs.conf (it reaches
@@ -29,6 +30,11 @@ pub struct Settings {
     /// None: leave the versions to nfs-utils' defaults.
     pub versions: Option<Vec<NfsVersion>>,
     pub mountd_port: u16,
+    /// rpc.statd's port (`[statd] port`) and lockd's, TCP and UDP
+    /// (`[lockd] port`, `udp-port`, which rpc.statd writes to the kernel):
+    /// pinned like mountd, below the kernel's ephemeral range.
+    pub statd_port: u16,
+    pub lockd_port: u16,
 }
 
 /// `/etc/default/nfs-kernel-server` with nasboot's keys set in `existing`.
@@ -111,6 +117,9 @@ pub fn nfs_conf_keys(s: &Settings) -> Vec<(&'static str, String, String)> {
     }
     keys.push(("mountd", "manage-gids".to_string(), "y".to_string()));
     keys.push(("mountd", "port".to_string(), s.mountd_port.to_string()));
+    keys.push(("statd", "port".to_string(), s.statd_port.to_string()));
+    keys.push(("lockd", "port".to_string(), s.lockd_port.to_string()));
+    keys.push(("lockd", "udp-port".to_string(), s.lockd_port.to_string()));
     keys
 }
 
@@ -213,7 +222,7 @@ mod tests {
     use super::*;
 
     fn settings() -> Settings {
-        Settings { threads: 2, versions: Some(vec![NfsVersion::V3]), mountd_port: 32767 }
+        Settings { threads: 2, versions: Some(vec![NfsVersion::V3]), mountd_port: 32767, statd_port: 32765, lockd_port: 32764 }
     }
 
     #[test]
@@ -242,7 +251,7 @@ mod tests {
         let after = nfs_conf_in_place(before, &settings());
         assert_eq!(
             after,
-            "[general]\npipefs-directory=/run/rpc_pipefs\n[mountd]\nport=32767\nmanage-gids=y\n# port=0\n[nfsd]\nvers3=y\nvers4=n\n# threads=8\nthreads=2\nudp=n\n"
+            "[general]\npipefs-directory=/run/rpc_pipefs\n[mountd]\nport=32767\nmanage-gids=y\n# port=0\n[nfsd]\nvers3=y\nvers4=n\n# threads=8\nthreads=2\nudp=n\n[statd]\nport=32765\n[lockd]\nport=32764\nudp-port=32764\n"
         );
         assert_eq!(nfs_conf_in_place(&after, &settings()), after, "idempotent");
     }
@@ -250,6 +259,6 @@ mod tests {
     #[test]
     fn nfs_conf_missing_sections_are_appended() {
         let after = nfs_conf_in_place("[general]\n", &Settings { versions: None, ..settings() });
-        assert_eq!(after, "[general]\n[nfsd]\nthreads=2\n[mountd]\nmanage-gids=y\nport=32767\n");
+        assert_eq!(after, "[general]\n[nfsd]\nthreads=2\n[mountd]\nmanage-gids=y\nport=32767\n[statd]\nport=32765\n[lockd]\nport=32764\nudp-port=32764\n");
     }
 }

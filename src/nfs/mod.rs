@@ -207,6 +207,8 @@ pub fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
             threads: size.threads,
             versions,
             mountd_port: p.firewall.mountd_port.get(),
+            statd_port: p.firewall.statd_port.get(),
+            lockd_port: p.firewall.lockd_port.get(),
         };
         if let Some(old) = now.file(paths::DEFAULT_NFS_KERNEL_SERVER) {
             write(&mut actions, paths::DEFAULT_NFS_KERNEL_SERVER, distro::default_file(old, &settings), false);

@@ -148,6 +148,8 @@ fn golden_distro_files() {
         threads: nfsd::default_threads(61_412, 1, l.profile.nfs.preset),
         versions: nfsd::wanted_versions(None, l.profile.nfs.preset),
         mountd_port: l.profile.firewall.mountd_port.get(),
+        statd_port: l.profile.firewall.statd_port.get(),
+        lockd_port: l.profile.firewall.lockd_port.get(),
     };
     golden(
         "nfs-kernel-server.default",
