@@ -63,7 +63,33 @@ pub const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("missing board name", "[board]\n", 1, 1, "board.name", "missing field `name`"),
     ("ingress hook with iptables", "[board]\nname = \"t\"\n[firewall]\nhook = \"ingress\"\nbackend = \"iptables\"\n", 4, 1, "firewall.hook", "iptables has no ingress hook"),
     ("ingress hook when stateful", "[board]\nname = \"t\"\n[firewall]\nprofile = \"stateful\"\nhook = \"ingress\"\n", 5, 1, "firewall.hook", "stateless profile on nftables"),
+    ("port range below 1024", "[board]\nname = \"t\"\n[firewall]\nlocal_port_range = \"100-60999\"\n", 4, 20, "firewall.local_port_range", "start at 1024 or above"),
+    ("empty port range", "[board]\nname = \"t\"\n[firewall]\nlocal_port_range = \"40000-30000\"\n", 4, 20, "firewall.local_port_range", "40000 is above 30000"),
+    ("port range not a range", "[board]\nname = \"t\"\n[firewall]\nlocal_port_range = \"32768\"\n", 4, 20, "firewall.local_port_range", "not a port range like 32768-60999"),
+    ("port range as an array", "[board]\nname = \"t\"\n[firewall]\nlocal_port_range = [32768, 60999]\n", 4, 20, "firewall.local_port_range", "a port range like 32768-60999"),
+    ("mountd inside the range", "[board]\nname = \"t\"\n[firewall]\nmountd_port = 40000\n", 4, 1, "firewall.mountd_port", "port 40000 lies in local_port_range 32768-60999"),
+    ("statd inside a wider range", "[board]\nname = \"t\"\n[firewall]\nlocal_port_range = \"10000-60999\"\nmountd_port = 4002\nlockd_port = 4001\n", 3, 1, "firewall.statd_port", "port 32765 lies in local_port_range 10000-60999"),
+    ("nfsd inside the range", "[board]\nname = \"t\"\n[firewall]\nlocal_port_range = \"2000-60999\"\nmountd_port = 1999\nstatd_port = 1998\nlockd_port = 1997\n", 4, 1, "firewall.local_port_range", "port 2049 lies in local_port_range"),
+    ("a LAN-only port inside the range", "[board]\nname = \"t\"\n[firewall]\nlan_services = [\"ssh\"]\nlan_udp_ports = [5353, 40000]\n", 5, 1, "firewall.lan_udp_ports", "port 40000 lies in local_port_range"),
+    ("lockd on mountd's port", "[board]\nname = \"t\"\n[firewall]\nlockd_port = 32767\n", 4, 1, "firewall.lockd_port", "already firewall.mountd_port"),
+    ("statd on nfsd's port", "[board]\nname = \"t\"\n[firewall]\nstatd_port = 2049\n", 4, 1, "firewall.statd_port", "fixed NFS port"),
+    ("the local port range set as a sysctl", "[board]\nname = \"t\"\n[sysctl.set]\n\"net.ipv4.ip_local_port_range\" = \"1024 65535\"\n", 4, 1, "sysctl.set.\"net.ipv4.ip_local_port_range\"", "set firewall.local_port_range instead"),
 ];
+
+#[test]
+fn the_stateful_profile_keeps_pinned_ports_where_the_user_wants_them() {
+    // Only the stateless profile lets replies in by port range.
+    parse_str("[board]\nname = \"t\"\n[firewall]\nprofile = \"stateful\"\nmountd_port = 40000\n").unwrap();
+}
+
+#[test]
+fn the_stateless_profile_sets_the_kernel_range_it_filters_by() {
+    let l = parse_str("[board]\nname = \"t\"\n[firewall]\nlocal_port_range = \"40000-50000\"\n").unwrap();
+    let w = crate::sysctl::wanted(&l.profile);
+    assert!(w.contains(&(crate::sysctl::LOCAL_PORT_RANGE.to_string(), "40000 50000".to_string())), "{w:?}");
+    let off = parse_str("[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n").unwrap();
+    assert!(crate::sysctl::wanted(&off.profile).is_empty());
+}
 
 #[test]
 fn bad_profiles_name_file_line_column_and_key() {

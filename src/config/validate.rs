@@ -223,7 +223,7 @@ fn pinned_ports(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
         return Err(src.error(
             span_in(src, "sysctl.set", &format!("\"{}\"", k.as_str())),
             &format!("sysctl.set.\"{}\"", k.as_str()),
-            "the stateless firewall sets this from firewall.local_port_range, which its rules follow; set that instead",
+            "the stateless firewall sets this from firewall.local_port_range, which its rules follow: set firewall.local_port_range instead",
         ));
     }
     let range = fw.local_port_range;

@@ -23,9 +23,13 @@
 //! first INPUT rules (`-i LAN -j ACCEPT` for a LAN that may reach
 //! everything), then loopback, then a jump to `nasboot-wan`. The stateless
 //! rule set has no `-m state`, no `-m conntrack`, no `CT` and no NAT.
-//! `SYN` without `ACK` (`--tcp-flags SYN,ACK SYN`, which also catches the
-//! SYN+FIN that `--syn` lets through) is dropped on the WAN. Ports are
-//! matched with `multiport`, at most 15 ports a rule (xt_multiport).
+//! Replies are TCP to the local port range unless `SYN` without `ACK`
+//! (`! --tcp-flags SYN,ACK SYN`, which also refuses the SYN+FIN that
+//! `--syn` would let through) and UDP from ports 53 and 123 to that range.
+//! IPv6 fragments reach INPUT one by one (nothing reassembles them before
+//! it without conntrack): non-first ones are accepted last, after a drop of
+//! the first fragments no rule accepted. Ports are matched with
+//! `multiport`, at most 15 ports a rule (xt_multiport).
 
 use std::fmt::{self, Write};
 

@@ -39,6 +39,12 @@ NFS_APPLY_RC=$?
 echo "guest: apply-exit=$NFS_APPLY_RC"
 # shellcheck disable=SC1091 # the board's file, written above and by nasboot
 . /etc/default/nfs-kernel-server
+# rpc.statd first, as Debian's nfs-common starts before nfs-kernel-server:
+# it reads its own port and lockd's from the nfs.conf drop-in nasboot wrote,
+# and sets lockd's before nfsd starts lockd.
+mkdir -p /var/lib/nfs/sm /var/lib/nfs/sm.bak
+chown statd /var/lib/nfs/sm /var/lib/nfs/sm.bak
+rpc.statd || echo "guest: statd failed"
 # shellcheck disable=SC2086 # RPCMOUNTDOPTS holds several options
 rpc.nfsd "$RPCNFSDCOUNT" && rpc.mountd $RPCMOUNTDOPTS
 NFS_START_RC=$?

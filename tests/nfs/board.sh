@@ -20,6 +20,9 @@ lb_setup test
 cat "$T_TOP/tests/board/nfs-server.sh" - >"$work/guest.sh" <<'GUEST'
 echo "guest: default-file $(grep -E '^(RPCNFSDCOUNT|RPCMOUNTDOPTS)=' /etc/default/nfs-kernel-server | tr '\n' ' ')"
 echo "guest: mountd $(rpcinfo -p | grep -c ' 32767  mountd')"
+echo "guest: statd $(rpcinfo -p | grep -c ' 32765  status')"
+echo "guest: nlockmgr $(rpcinfo -p | grep -c ' 32764  nlockmgr')"
+echo "guest: ephemeral listeners $(nasboot check | grep -c 'listens inside')"
 nft list table inet nasboot >/dev/null && echo "guest: nft table loaded"
 echo "guest: nfs ready"
 nc -l -p 7000 >/dev/null
@@ -51,6 +54,9 @@ lb_log_has "threads from the distro file nasboot wrote (256 MB: 8)" 'guest: thre
 lb_log_has "NFSv3 only (versions written before nfsd started)" 'versions=\+3 -4 '
 lb_log_has "RPCMOUNTDOPTS pins mountd to the firewall's port" 'RPCMOUNTDOPTS="--manage-gids --port 32767"'
 lb_log_has "mountd registered on 32767 (rpcinfo)" 'guest: mountd [1-9]'
+lb_log_has "statd registered on 32765, from the nfs.conf drop-in (rpcinfo)" 'guest: statd [1-9]'
+lb_log_has "lockd registered on 32764, set by statd from the drop-in (rpcinfo)" 'guest: nlockmgr [1-9]'
+lb_log_has "check names no NFS listener inside the local port range" 'guest: ephemeral listeners 0'
 lb_log_has "stateless nftables rule set loaded" 'guest: nft table loaded'
 lb_log_has "NFS traffic passed without connection tracking" 'guest: conntrack never loaded'
 lb_log_has "exportfs -v: LAN subnet, sync, root_squash, secure" '/srv/nfs[[:space:]]+192\.168\.77\.0/24\(sync,.*secure,root_squash'
