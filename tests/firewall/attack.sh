@@ -186,7 +186,8 @@ attack() {
 	if [ "$scan" = 1 ]; then
 		# The box's neighbour entry fixed on the WAN host, as the attack's
 		# frames are: a rule set that drops neighbour discovery from the WAN
-		# (the fallback) must not keep nmap from sending.
+		# (the fallback) must not keep nmap from sending (--send-ip: nmap
+		# resolves IPv6 neighbours itself otherwise).
 		wan ip -6 neigh replace fd00:51::2 lladdr "$mac" dev eth0 nud permanent
 		for g in "" "-g 53" "-g 123"; do
 			# shellcheck disable=SC2086 # $g is two words or none
@@ -194,7 +195,7 @@ attack() {
 			# shellcheck disable=SC2086
 			nmap_filtered "$nb" -sU $g -p "$NMAP_UDP" "$NETNS_WAN_BOX"
 		done
-		nmap_filtered "$nb" -6 -sA -p "$NMAP_TCP" fd00:51::2
+		nmap_filtered "$nb" -6 --send-ip -sA -p "$NMAP_TCP" fd00:51::2
 	fi
 	sleep 0.3
 	listeners_down
