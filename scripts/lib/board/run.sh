@@ -19,11 +19,37 @@ board_nic_device() {
     esac
 }
 
+# board_run and its parts: each part reads and sets board_run's locals
+# (bash's dynamic scope), in the order board_run calls them.
 board_run() {
     local bin='' profile='' script='' disk='' disk_size=16 disk_mount=1 exec_init=''
-    local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=256 append=''
+    local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=256 append='' help=0
     local -a files=() mod_specs=("softdog") no_mods=() with_mods=() nics=() hostfwds=() debs=()
     local -a expect_logs=() reject_logs=() qemu_extra=()
+    local stage='' qrc=0 wall='' outcome='' script_exit='' rc=0
+    local -a load_names=() load_order=() qemu_disk=() qemu_net=()
+    local -A load_params=()
+    board_run_options "$@"
+    if [ "$help" = 1 ]; then
+        board_help
+        return 0
+    fi
+    board_run_check
+    board_ensure_ready
+    board_mod_index
+    board_run_stage_dir
+    board_run_modules
+    board_run_root
+    board_run_disk
+    board_run_nics
+    board_run_boot
+    board_run_outcome
+    board_run_status
+    return "$rc"
+}
+
+# The options into board_run's locals; -h/--help sets help and stops.
+board_run_options() {
     local need
     while [ $# -gt 0 ]; do
         need=2
@@ -37,7 +63,7 @@ board_run() {
                 [ $# -ge 2 ] || board_usage_error "$1 needs a value"
                 ;;
             --) shift; [ $# = 0 ] || board_usage_error "unexpected arguments after --: $*"; break ;;
-            -h | --help) board_help; return 0 ;;
+            -h | --help) help=1; return 0 ;;
             *) board_usage_error "unknown run option '$1'" ;;
         esac
         case $1 in
@@ -66,6 +92,10 @@ board_run() {
         esac
         shift "$need"
     done
+}
+
+# Values and files named by the options, before anything is fetched.
+board_run_check() {
     case $timeout in '' | *[!0-9]*) board_usage_error "--timeout SECONDS (integer)" ;; esac
     case $mem in '' | *[!0-9]*) board_usage_error "--mem MB (integer)" ;; esac
     case $expect in '' | poweroff | reset | panic | timeout) ;; *) board_usage_error "--expect poweroff|reset|panic|timeout" ;; esac
@@ -80,12 +110,11 @@ board_run() {
             *) board_usage_error "--hostfwd must look like tcp:127.0.0.1:HOSTPORT-:GUESTPORT (got '$r')" ;;
         esac
     done
+}
 
-    board_ensure_ready
-    board_mod_index
-
+# The staging directory (removed at exit unless --keep) and the log.
+board_run_stage_dir() {
     mkdir -p "$BOARD_CACHE/tmp"
-    local stage
     stage=$(mktemp -d "$BOARD_CACHE/tmp/run.XXXXXX")
     if [ "$keep" = 0 ]; then
         # shellcheck disable=SC2064  # expand now: stage is local
@@ -93,10 +122,11 @@ board_run() {
     fi
     [ -n "$log" ] || log=$BOARD_CACHE/last.log
     mkdir -p "$(dirname "$log")"
+}
 
-    # --- module load list: name -> params, in order of first mention
-    local -a load_names=()
-    declare -A load_params=()
+# The module load list (name -> params, in order of first mention) and
+# every module to include, dependencies first.
+board_run_modules() {
     local spec name params n skip
     if [ -n "$disk" ]; then
         mod_specs+=("ata_piix")
@@ -123,12 +153,15 @@ board_run() {
     for name in "${load_names[@]}"; do
         board_mod_resolve "$name"
     done
-    local -a load_order=("${board_mod_order[@]}")
+    load_order=("${board_mod_order[@]}")
     for name in "${with_mods[@]}"; do
         board_mod_resolve "$name"
     done
+}
 
-    # --- stage the root
+# The initramfs root: busybox, /init, modules, debs, nasboot, profile,
+# script and --file extras.
+board_run_root() {
     local kv=$BOARD_KVER
     mkdir -p "$stage/root/bin" "$stage/root/dev" "$stage/root/proc" "$stage/root/sys" \
         "$stage/root/etc/board" "$stage/root/board" "$stage/root/lib/modules/$kv" \
@@ -168,7 +201,7 @@ board_run() {
     [ -z "$exec_init" ] || printf '%s\n' "$exec_init" >"$stage/root/etc/board/exec-init"
     [ -z "$profile" ] || install -m 644 "$profile" "$stage/root/etc/nasboot.toml"
     [ -z "$script" ] || install -m 755 "$script" "$stage/root/board/script"
-    local src dest
+    local f src dest
     for f in "${files[@]}"; do
         src=${f%%:*}
         dest=${f#*:}
@@ -177,19 +210,21 @@ board_run() {
         mkdir -p "$stage/root$(dirname "$dest")"
         cp -p "$src" "$stage/root$dest"
     done
+}
 
-    # --- disk
-    local -a qemu_disk=()
+# The disk image (created when missing) and its qemu arguments.
+board_run_disk() {
     if [ -n "$disk" ]; then
         [ -f "$disk" ] || board_disk_new "$disk" "$disk_size"
         : >"$stage/root/etc/board/disk"
         [ "$disk_mount" = 0 ] || : >"$stage/root/etc/board/disk-mount"
         qemu_disk=(-drive "file=$disk,format=raw,if=ide,index=0,media=disk")
     fi
+}
 
-    # --- NICs
-    local -a qemu_net=()
-    local i=0 model backend dev fwd_done=0 netdev mac h
+# The NICs' qemu arguments, in order (eth0, eth1...).
+board_run_nics() {
+    local n i=0 model backend dev fwd_done=0 netdev mac h
     if [ ${#nics[@]} = 0 ]; then
         qemu_net=(-nic none)
     fi
@@ -225,8 +260,11 @@ board_run() {
     if [ ${#hostfwds[@]} -gt 0 ] && [ "$fwd_done" = 0 ]; then
         board_usage_error "--hostfwd needs a --nic with the user backend"
     fi
+}
 
-    # --- initramfs
+# The initramfs, then one boot under timeout: sets qrc and wall.
+board_run_boot() {
+    local kv=$BOARD_KVER
     local initrd=$stage/initrd.gz
     (cd "$stage/root" && find . -print | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) |
         gzip -1 >"$initrd" || board_die "initramfs build failed"
@@ -244,7 +282,7 @@ board_run() {
         tail_pid=$!
     fi
     board_say "booting (timeout ${timeout}s, log $log)"
-    local t0 t1 qrc=0
+    local t0 t1
     t0=$(date +%s.%N)
     timeout -k 5 "$timeout" "${qemu[@]}" </dev/null >"$stage/qemu.out" 2>&1 || qrc=$?
     t1=$(date +%s.%N)
@@ -253,11 +291,12 @@ board_run() {
         kill "$tail_pid" 2>/dev/null || true
         wait "$tail_pid" 2>/dev/null || true
     fi
-    local wall
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+}
 
-    # --- classify
-    local outcome script_exit=''
+# The outcome from the serial log: sets outcome and script_exit; writes
+# --result.
+board_run_outcome() {
     script_exit=$(sed -n 's/^board: script-exit=\([0-9]*\).*/\1/p' "$log" | tail -n1)
     if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
         outcome=timeout
@@ -284,8 +323,11 @@ board_run() {
         printf 'outcome=%s\nscript_exit=%s\nwall_s=%s\nlog=%s\n' "$outcome" "$script_exit" "$wall" "$log" >"$result"
     fi
     [ "$keep" = 0 ] || board_say "staging kept in $stage"
+}
 
-    local rc
+# The exit status: the outcome's, then --expect, --expect-log and
+# --reject-log: sets rc.
+board_run_status() {
     case $outcome in
         poweroff)
             rc=$BOARD_RC_POWEROFF
@@ -316,5 +358,4 @@ board_run() {
             [ "$rc" != 0 ] || rc=$BOARD_RC_LOG
         fi
     done
-    return "$rc"
 }
