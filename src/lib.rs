@@ -60,8 +60,9 @@
 //! - rtnetlink runs on a blocking netlink-sys socket.
 //! - A tool runs without threads: one poll(2) loop feeds its stdin and
 //!   drains its stdout and stderr (`seam/real/runner.rs`), so std's thread
-//!   code and glibc's pthread_create are not linked, and no reader thread
-//!   or sleep loop delays a command.
+//!   code and glibc's pthread_create are not linked, and a command runs up
+//!   to 5 ms quicker than with two reader threads and a 5 ms sleep loop
+//!   per command.
 //! - The watchdog daemon blocks its signals with sigprocmask and takes them
 //!   with sigtimedwait, whose timeout is the time to the next pet: one
 //!   wake-up per interval, no signal handlers, no globals.
