@@ -105,8 +105,9 @@
 //! silently with SIGTRAP on mips and powerpc (status 133 in a shell); on
 //! SPARC a `ta 5` trap instruction, which qemu-user reports as "Unhandled
 //! trap: 0x105" with exit status 1 (the signal a real sparc64 kernel sends
-//! is not verified). Errors nasboot reports itself (1, 2, 3) are not
-//! affected. Unit tests keep the default panic strategy.
+//! is not verified), where the default strategy printed `thread 'main'
+//! panicked at ...` and aborted with SIGABRT (134). Errors nasboot reports
+//! itself (1, 2, 3) are not affected. Unit tests keep the default panic strategy.
 //!
 //! # Where the size goes
 //!
@@ -180,9 +181,11 @@
 //!
 //! ## Watchdog
 //!
-//! `watchdog/ioctl.rs` holds the ioctl numbers (unit-tested against the
-//! kernel's table for each target); `watchdog/device.rs` the policy over the
-//! device seam (`seam/watchdog.rs`).
+//! `src/watchdog/` holds the ioctl numbers (`ioctl.rs`, unit-tested against
+//! the kernel's table for each target), the device policy over the device
+//! seam (`device.rs`, `LinuxWatchdog`; the seam is `seam/watchdog.rs`), the
+//! daemon loop, health checks, reset history, signals and memory; the
+//! `[watchdog]` keys are parsed in `config/watchdog.rs`.
 //!
 //! - The driver is asked WDIOC_GETSUPPORT (identity, options) and
 //!   WDIOC_GETBOOTSTATUS; `CARDRESET` is logged as "the watchdog reset this
