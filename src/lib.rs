@@ -1,11 +1,233 @@
-//! nasboot: NICs, a minimal firewall, NFS exports and the hardware
-//! watchdog for slow NAS and router boards, from one TOML profile.
+//! nasboot: NICs, a minimal firewall, NFS exports and the hardware watchdog
+//! for slow NAS and router boards, from one TOML profile, in one statically
+//! linked process. This is the design; what a user sets is in
+//! `board/README.md` and `board/reference.toml`, how it is tested in
+//! `tests/README.md`, the figures in `scripts/README.md`.
 //!
-//! Stages: [`config`] parses and validates the profile into fixed-capacity
-//! newtypes; [`plan`] observes the board and builds the ordered actions
-//! (pure); the subsystems render their files (pure, golden-tested);
-//! [`apply`] carries the plan out through the [`seam`]s passed in from
-//! `main`. `cmd` holds one file per subcommand.
+//! # Stages
+//!
+//! A run goes parse, validate, plan, render, apply. Only the last has side
+//! effects.
+//!
+//! - **Parse** (`src/config/`): toml parses the text into its spanned
+//!   document; `config/de.rs` is the serde `Deserializer` that feeds that
+//!   document to the model's derived code and gives every error its span and
+//!   key path (`/etc/nasboot.toml:6:8: interface[1].name: ...`). Unknown keys
+//!   are errors.
+//! - **Validate** (`config/validate.rs`): the model is fixed-capacity
+//!   newtypes (`heapless`): interface names of at most 15 bytes (IFNAMSIZ),
+//!   prefixes checked per family, ports 1 to 65535, absolute export paths
+//!   without control characters; limits as listed at the top of
+//!   `board/reference.toml`. A profile that fails changes nothing (exit 2).
+//! - **Plan** (`src/plan.rs`): observe the board (reads only), then build
+//!   the ordered actions purely from the profile and that snapshot. Each
+//!   subsystem (`src/firewall/`, `src/net/`, `src/nfs/`, `src/watchdog/`,
+//!   `src/sysctl.rs`, `src/storage.rs`) has the same shape: observe, plan,
+//!   apply, and emits only what differs, so a re-apply on a board that
+//!   matches changes nothing.
+//! - **Render** (pure, golden-tested in `tests/golden/`): the rule sets for
+//!   nftables and iptables-restore, /etc/exports, the nfsd and distro files,
+//!   the smb.conf include.
+//! - **Apply** (`src/apply.rs`): carries the plan out through the seams, in
+//!   the order `nasboot plan` prints: the watchdog is opened first and
+//!   petted between all later steps; sysctls; the firewall, before any link
+//!   comes up, so the WAN is never open; links, addresses and routes;
+//!   storage (read-ahead) and NFS. A step that fails is reported with its
+//!   subject (interface and knob, file) and the rest carries on (exit 3).
+//!
+//! `src/cmd/` has one file per subcommand; `main.rs` only wires the seams and
+//! the command together.
+//!
+//! # Seams
+//!
+//! `src/seam/` has one trait per kind of side effect: files, /proc/sys,
+//! running a tool (argv only, never a shell), interface ioctls and netlink,
+//! the watchdog device. Each has three implementations: the real Linux one
+//! (every path relocated under `--root`), a dry-run one that prints what it
+//! would do, and recording fakes for the unit tests. The seams are passed in
+//! from `main`; nothing below reaches the system any other way.
+//!
+//! Files are replaced atomically: a temporary file, fsync, rename, fsync of
+//! the directory, with the previous copy kept as `PATH.bak`; a file whose
+//! content would not change is not written at all.
+//!
+//! # Why no async, no threads, no globals
+//!
+//! nasboot does a short sequence of blocking steps and then waits on one
+//! timer. An async runtime would add size and start-up work for no
+//! concurrency it needs.
+//!
+//! - rtnetlink runs on a blocking netlink-sys socket.
+//! - A tool runs without threads: one poll(2) loop feeds its stdin and
+//!   drains its stdout and stderr (`seam/real/runner.rs`), so std's thread
+//!   code and glibc's pthread_create are not linked, and a command runs up
+//!   to 5 ms quicker than with two reader threads and a 5 ms sleep loop
+//!   per command.
+//! - The watchdog daemon blocks its signals with sigprocmask and takes them
+//!   with sigtimedwait, whose timeout is the time to the next pet: one
+//!   wake-up per interval, no signal handlers, no globals.
+//! - `carrier_timeout` waits for IFF_RUNNING in steps of at most one second,
+//!   so the apply loop pets the watchdog between them.
+//!
+//! # Allocation and memory
+//!
+//! - The profile model has fixed capacities (`heapless`), and the profile is
+//!   never cloned.
+//! - The watchdog's steady state allocates nothing per tick
+//!   (`tests/alloc_tick.rs`: 1000 ticks, zero allocations, with the logger
+//!   enabled).
+//! - The logger (`src/logger.rs`) formats into a fixed buffer and writes one
+//!   line with one write(2), ignoring errors.
+//! - Parsing the profile touches most of the program and deep stack frames,
+//!   so the parser runs out of line (also on SIGHUP) and its frames never
+//!   become part of the loop's. After the first pet of the loop,
+//!   `watchdog/memory.rs` gives those pages back: malloc_trim(0),
+//!   madvise(MADV_DONTNEED) on the dead part of the main stack and on the
+//!   program text (clean, re-read from the file when needed), and only then
+//!   applies `mlock` (mlockall(MCL_CURRENT|MCL_FUTURE)) and `rt_priority`
+//!   (SCHED_RR). On the emulated board this takes VmRSS from about 2.2 MB to
+//!   about 0.75 MB.
+//!
+//! # Process start-up and panics
+//!
+//! `main.rs` is `#![no_main]`: its C `main` replaces std's start-up, whose
+//! main-thread stack guard asks glibc for the stack's bounds, which glibc
+//! reads from /proc/self/maps with sscanf (that linked glibc's scanf and
+//! strtod family). `main` does what that start-up did that nasboot needs:
+//! fds 0-2 opened on /dev/null if closed, SIGPIPE ignored (children get the
+//! default back), the command run, stdout flushed. All output and logs are
+//! written without `println!`, so a closed pipe (`nasboot -n apply | head
+//! -1`) is not a panic.
+//!
+//! Release builds abort on panic with std built for
+//! `-Cpanic=immediate-abort`: a panic (always a bug) traps at once, with no
+//! panic machinery or message strings in the binary. It ends the process
+//! silently with SIGTRAP on mips and powerpc (status 133 in a shell); on
+//! SPARC a `ta 5` trap instruction, which qemu-user reports as "Unhandled
+//! trap: 0x105" with exit status 1 (the signal a real sparc64 kernel sends
+//! is not verified), where the default strategy printed `thread 'main'
+//! panicked at ...` and aborted with SIGABRT (134). Errors nasboot reports
+//! itself (1, 2, 3) are not affected. Unit tests keep the default panic strategy.
+//!
+//! # Where the size goes
+//!
+//! The binary must fit 1.2 MiB with static glibc (figures and every build
+//! flag in `scripts/README.md`). Choices in the code made for that:
+//!
+//! - Our own serde `Deserializer` (`config/de.rs`) instead of toml's: toml's
+//!   forwarded every request to one `deserialize_any` that could hand any
+//!   kind of value to any visitor, so every (type, visitor) pair of the model
+//!   got a copy of all of it. Ours accepts only the kind each request asks
+//!   for, calls one visitor method, and collects each error's key path as
+//!   the error unwinds (toml's spans are kept), so no serde_path_to_error.
+//! - Our own `log` backend (`src/logger.rs`) instead of simple_logger, which
+//!   prints with `eprintln!`: that panics when standard error is a pipe
+//!   whose reader went away (procd's pipe to logd, `| logger`), and a lost
+//!   log line must never kill the daemon that owns the hardware watchdog.
+//!   Same line format, one write(2) per line, no allocation.
+//! - netlink-packet-route parses only the address and route messages: its
+//!   whole-family message enum would link the parsers for links, tc and
+//!   neighbours (about 300 KiB).
+//! - Floats only for the one float field (load limits), converted by
+//!   `config/de.rs` from toml's already checked literal (exact for literals
+//!   of up to 15 digits and exponents within ±22) and never printed, so
+//!   core's float parser and formatter are not linked.
+//! - The links for `hook = "auto"` are read from /proc/net/dev:
+//!   `if_nameindex(3)` would pull 8 KiB of glibc's netlink code.
+//!
+//! # Kernel interfaces
+//!
+//! ## NICs
+//!
+//! Each `[[interface]]` is configured straight through the kernel, with no
+//! `ip`, `ethtool`, `ifconfig` or shell:
+//!
+//! | what | kernel interface | why this one |
+//! |---|---|---|
+//! | admin up/down, promisc | SIOCGIFFLAGS / SIOCSIFFLAGS | every kernel since 2.x |
+//! | MTU | SIOCSIFMTU | idem; the kernel checks the driver's maximum (EINVAL) |
+//! | txqueuelen | SIOCSIFTXQLEN | idem |
+//! | MAC | SIOCSIFHWADDR | idem; the link is taken down first only when the MAC differs |
+//! | addresses (several per interface, IPv4 and IPv6) | rtnetlink RTM_GETADDR dump / RTM_NEWADDR | the ioctls see one IPv4 address per interface and no IPv6 |
+//! | routes, gateways | rtnetlink RTM_GETROUTE dump / RTM_NEWROUTE (create + replace) | IPv6 routes have no listing ioctl |
+//! | accept_ra, per-interface sysctls | /proc/sys/net/ipv{4,6}/conf/IF | set before the link comes up |
+//! | rings, offloads, coalescing, pause, speed/duplex/autoneg | SIOCETHTOOL | the ethtool netlink API is 5.6+ only |
+//! | DHCP | `udhcpc -i IF -b -p /run/udhcpc.IF.pid` or `dhclient -nw -pf ... IF`, found on PATH, argv only | a client already running (pidfile, live pid) is left alone |
+//!
+//! `net::observe` reads each profile interface (flags, MTU, txqueuelen, MAC,
+//! addresses, the main routing table, the sysctls it sets, the ethtool knobs
+//! the profile sets); the plan emits only what differs, per interface in
+//! this order: sysctls, [down, MAC], MTU, txqueuelen, promisc, ethtool knobs,
+//! up, carrier wait, addresses, DHCP, routes and gateways. A re-apply on a
+//! board that matches makes no ioctl that changes anything, no rtnetlink
+//! event and no carrier change.
+//!
+//! ethtool:
+//!
+//! - Offloads go through ETHTOOL_GSSET_INFO + ETHTOOL_GSTRINGS (the
+//!   ETH_SS_FEATURES names) and ETHTOOL_GFEATURES / SFEATURES (2.6.39+),
+//!   switching every feature of a group as `ethtool -K` does (`tso` is
+//!   tx-tcp-segmentation, -ecn-, -mangleid-, tcp6- and, on 6.18+, -accecn-);
+//!   features the driver fixes are not counted. Older kernels fall back to
+//!   ETHTOOL_G/STSO, G/SGSO, G/SGRO, G/SRXCSUM, G/STXCSUM, G/SSG.
+//! - Link modes: ETHTOOL_GLINKSETTINGS with the negative
+//!   `link_mode_masks_nwords` handshake (4.6+), falling back to GSET/SSET.
+//! - A knob the driver does not have (EOPNOTSUPP) is a note in the plan and
+//!   a warning at apply, never a failure; ring sizes above the driver's
+//!   maximum are clamped to it, with a note.
+//! - The command structures are `#[repr(C)]` with native-endian fields;
+//!   unit tests check their sizes and offsets against ethtool.h on every
+//!   target (powerpc, mips, sparc64 under qemu-user).
+//!
+//! ## Watchdog
+//!
+//! `src/watchdog/` holds the ioctl numbers (`ioctl.rs`, unit-tested against
+//! the kernel's table for each target), the device policy over the device
+//! seam (`device.rs`, `LinuxWatchdog`; the seam is `seam/watchdog.rs`), the
+//! daemon loop, health checks, reset history, signals and memory; the
+//! `[watchdog]` keys are parsed in `config/watchdog.rs`.
+//!
+//! - The driver is asked WDIOC_GETSUPPORT (identity, options) and
+//!   WDIOC_GETBOOTSTATUS; `CARDRESET` is logged as "the watchdog reset this
+//!   board". sysfs (`/sys/class/watchdog/watchdogN/{bootstatus,nowayout,
+//!   min_timeout,max_timeout}`) fills in what it has.
+//! - WDIOC_SETTIMEOUT: the request is clamped to sysfs's min/max when
+//!   present; on EINVAL nasboot steps through 1, 2, 3, 5, 10, 15, 20, 30,
+//!   60, 120, 300 s, nearest first (ath79: at most ~21 s; mpc8xxx: not under
+//!   its hardware period). The value the driver writes back is the timeout
+//!   used, and the pet interval is at most half of it.
+//! - Petting uses WDIOC_KEEPALIVE; on ENOTTY, ENOSYS or EINVAL it switches
+//!   to write() for good and says so. Where the ioctls are not translated
+//!   (qemu-user 7.2: ENOSYS) nasboot logs "the driver could not be queried",
+//!   keeps the driver's timeout and pets with write().
+//! - A file that is not a watchdog (WDIOC_GETSUPPORT gives ENOTTY natively)
+//!   is refused: nothing is written to it.
+//! - EBUSY: the holder is named when /proc tells
+//!   (`/dev/watchdog0: busy: process 812 (watchdog) holds it open`).
+//! - Arming clears the kernel's magic-character flag, which an earlier
+//!   orderly stop (`nasboot apply`'s) leaves set: otherwise a crash of the
+//!   next `nasboot run` would stop the watchdog silently instead of
+//!   resetting the board.
+//! - Orderly stop: 'V' (magic close), then WDIOS_DISABLECARD.
+//! - Nothing is left half-armed: if setup fails after the open, the device
+//!   is closed without petting only when it is not a watchdog; a watchdog
+//!   that was opened is closed with the magic close before exiting.
+//! - Hand-over (`WDTFD`, as OpenWrt procd does it): on SIGUSR2 nasboot pets
+//!   once, clears FD_CLOEXEC on the device's descriptor and execs
+//!   `handover_command` with `WDTFD=` the descriptor number in its
+//!   environment; `nasboot watchdog` started with `WDTFD` set adopts that
+//!   descriptor instead of opening the device.
+//!
+//! ## Firewall
+//!
+//! One model (`firewall/model.rs`) from the profile, rendered for nftables
+//! (`firewall/nft.rs`) or iptables-restore (`firewall/iptables.rs`), the
+//! backend chosen once (`firewall/backend.rs`), then checked and loaded in
+//! one transaction, with the fallback and the rollback (`firewall/apply.rs`).
+//! `firewall::observe` reads the links (/proc/net/dev, each link's type from
+//! SIOCGIFHWADDR) only for nftables, where `hook = "auto"` needs them; the
+//! condition for the ingress hooks, stateless without forwarding, is one
+//! function (`Firewall::ingress_fits`) for the model and the observation.
 
 pub mod apply;
 pub mod cli;
