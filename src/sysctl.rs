@@ -6,7 +6,7 @@
 //!   `net.ipv4.tcp_rmem` / `tcp_wmem` raised to 1 MiB: lets TCP autotuning
 //!   grow windows for a gigabit LAN client without setting SO_RCVBUF or
 //!   SO_SNDBUF anywhere (setting those on a socket turns autotuning off;
-//!   see the Samba note in README). Defaults and minima stay the kernel's.
+//!   see the Samba note in board/README.md). Defaults and minima stay the kernel's.
 //! - `net.core.netdev_max_backlog` = 2000: a slow CPU drains the backlog
 //!   in bursts; a deeper queue drops fewer packets under NFS read bursts.
 //! - `net.ipv4.tcp_sack` = 1 and `net.ipv4.tcp_window_scaling` = 1: the
