@@ -14,7 +14,7 @@ LB_PROFILE=${LB_PROFILE:-$T_TOP/tests/profiles/board-nfs.toml}
 # partner, eth1 = LAN on the tap.
 LB_NICS=(e1000:none e1000:tap:tap0)
 # Debian's mipsel user space the guest needs, and the kernel modules.
-LB_DEBS=(nfs-kernel-server rpcbind nftables iptables netbase)
+LB_DEBS=(nfs-kernel-server nfs-common rpcbind nftables iptables netbase)
 LB_MODULES=(nfsd)
 LB_WITH_MODULES=(nft_limit nft_log nf_log_syslog nft_ct iptable_filter iptable_nat
 	xt_state xt_tcpudp xt_MASQUERADE ipt_REJECT ip6table_filter xt_limit xt_LOG xt_multiport xt_CT

@@ -22,6 +22,7 @@ echo "guest: default-file $(grep -E '^(RPCNFSDCOUNT|RPCMOUNTDOPTS)=' /etc/defaul
 echo "guest: mountd $(rpcinfo -p | grep -c ' 32767  mountd')"
 echo "guest: statd $(rpcinfo -p | grep -c ' 32765  status')"
 echo "guest: nlockmgr $(rpcinfo -p | grep -c ' 32764  nlockmgr')"
+nasboot check | grep 'listens inside' || true
 echo "guest: ephemeral listeners $(nasboot check | grep -c 'listens inside')"
 nft list table inet nasboot >/dev/null && echo "guest: nft table loaded"
 echo "guest: nfs ready"
