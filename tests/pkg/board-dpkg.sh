@@ -27,7 +27,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 debs=(dash dpkg zlib1g libc-bin tar init-system-helpers perl-base sysvinit-utils sysv-rc debianutils coreutils nftables)
 pkgb_setup board-dpkg
 "$PKGB_BOARD" debs "${debs[@]}" >/dev/null
-t_need dpkg-dev
 
 # The packages.
 upstream=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$T_TOP/Cargo.toml" | head -n1)

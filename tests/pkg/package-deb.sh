@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
 . "$here/../lib.sh"
 
-t_need lintian dpkg-dev file
+t_need lintian file
 work=$(mktemp -d /tmp/nasboot-package-deb.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 upstream=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$T_TOP/Cargo.toml" | head -n1)
