@@ -84,6 +84,39 @@ EOF2
 chmod +x "$SB/nasboot" "$SB/standin"
 : >"$SB/daemon.log"
 
+cat >"$SB/functions.sh" <<'EOF2'
+# functions.sh: config_load PACKAGE reads $ROOT/etc/config/PACKAGE (the
+# subset of UCI's syntax the shipped file uses: config TYPE 'NAME',
+# option KEY 'VALUE'); config_get VAR SECTION OPTION [DEFAULT];
+# config_get_bool VAR SECTION OPTION [DEFAULT].
+_uci=""
+config_load() {
+	_uci=""
+	_sec=""
+	while read -r _kw _a _b; do
+		case $_kw in
+		config) _sec=$(echo "$_b" | tr -d "'\"") ;;
+		option) _uci="$_uci
+$_sec.$_a=$(echo "$_b" | tr -d "'\"")" ;;
+		esac
+	done <"$ROOT/etc/config/$1"
+}
+config_get() {
+	_v=$(printf '%s\n' "$_uci" | sed -n "s|^$2\.$3=||p" | tail -n1)
+	[ -n "$_v" ] || _v=${4:-}
+	eval "$1=\$_v"
+}
+config_get_bool() {
+	config_get "$1" "$2" "$3" "${4:-0}"
+	eval "_v=\$$1"
+	case $_v in
+	1 | on | true | yes | enabled) _v=1 ;;
+	*) _v=0 ;;
+	esac
+	eval "$1=\$_v"
+}
+EOF2
+
 cat >"$SB/harness" <<'EOF2'
 # OpenWrt's shell side, modelled. Run as: busybox sh harness SCRIPT PROG ACTION
 # (ACTION: start, reload, or a function of the script). Registrations go
@@ -120,36 +153,7 @@ procd_add_reload_trigger() {
 	for _p in "$@"; do printf 'config.change %s\n' "$_p" >>"$TRIGGERS"; done
 }
 procd_send_signal() { rec procd_send_signal "$@"; }
-# functions.sh: config_load PACKAGE reads $ROOT/etc/config/PACKAGE (the
-# subset of UCI's syntax the shipped file uses: config TYPE 'NAME',
-# option KEY 'VALUE'); config_get VAR SECTION OPTION [DEFAULT];
-# config_get_bool VAR SECTION OPTION [DEFAULT].
-_uci=""
-config_load() {
-	_uci=""
-	_sec=""
-	while read -r _kw _a _b; do
-		case $_kw in
-		config) _sec=$(echo "$_b" | tr -d "'\"") ;;
-		option) _uci="$_uci
-$_sec.$_a=$(echo "$_b" | tr -d "'\"")" ;;
-		esac
-	done <"$ROOT/etc/config/$1"
-}
-config_get() {
-	_v=$(printf '%s\n' "$_uci" | sed -n "s|^$2\.$3=||p" | tail -n1)
-	[ -n "$_v" ] || _v=${4:-}
-	eval "$1=\$_v"
-}
-config_get_bool() {
-	config_get "$1" "$2" "$3" "${4:-0}"
-	eval "_v=\$$1"
-	case $_v in
-	1 | on | true | yes | enabled) _v=1 ;;
-	*) _v=0 ;;
-	esac
-	eval "$1=\$_v"
-}
+. "$FUNCTIONS"
 . "$1"
 rec "START=$START STOP=$STOP USE_PROCD=$USE_PROCD"
 PROG=$2
@@ -240,7 +244,7 @@ initd() {
 	: >"$SB/calls"
 	: >"$PD/reg"
 	set +e
-	ip netns exec "${SB_NS}box" env -i "CALLS=$SB/calls" "REG=$PD/reg" "TRIGGERS=$PD/triggers.new" "ROOT=$SB/root" \
+	ip netns exec "${SB_NS}box" env -i "CALLS=$SB/calls" "REG=$PD/reg" "TRIGGERS=$PD/triggers.new" "ROOT=$SB/root" "FUNCTIONS=$SB/functions.sh" \
 		"$busybox" sh "$SB/harness" "$script" "$SB/nasboot" "$1" >/dev/null 2>&1
 	st=$?
 	set -e
@@ -430,11 +434,14 @@ echo "\$*" >>$SB/hotplug-calls
 exec $bin "\$@"
 EOF2
 chmod +x "$SB/nasboot-rec"
-sed -e "s|^NASBOOT=.*|NASBOOT=$SB/nasboot-rec|" -e "s|^CONFIG=.*|CONFIG=$SB/hotplug.toml|" "$hotplug" >"$SB/hotplug"
+# The profile comes from the UCI file, through the modelled functions.sh.
+sed -e "s|^NASBOOT=.*|NASBOOT=$SB/nasboot-rec|" -e "s|^FUNCTIONS=.*|FUNCTIONS=$SB/functions.sh|" "$hotplug" >"$SB/hotplug"
+mkdir -p "$SB/hproot/etc/config"
+printf "config nasboot 'main'\n\toption profile '%s'\n\toption enabled '0'\n" "$SB/hotplug.toml" >"$SB/hproot/etc/config/nasboot"
 : >"$SB/hotplug-calls"
 # hotplug ACTION INTERFACE: one event.
 hotplug() {
-	ip netns exec "${SB_NS}box" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "ACTION=$1" "INTERFACE=$2" "$busybox" sh "$SB/hotplug"
+	ip netns exec "${SB_NS}box" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "ACTION=$1" "INTERFACE=$2" "ROOT=$SB/hproot" "$busybox" sh "$SB/hotplug"
 }
 box_rules() { ip netns exec "${SB_NS}box" nft list ruleset; }
 ip netns exec "${SB_NS}box" "$bin" -q --config "$SB/hotplug.toml" firewall apply
@@ -449,7 +456,10 @@ hotplug remove eth1
 t_eq "openwrt hotplug: loopback and removals apply nothing" "" "$(cat "$SB/hotplug-calls")"
 ip -n "${SB_NS}box" link add usb0 type veth peer name usb1
 hotplug add usb0
-t_eq "openwrt hotplug: an added device re-applies the firewall" "-q --config $SB/hotplug.toml firewall apply" "$(cat "$SB/hotplug-calls")"
+t_eq "openwrt hotplug: enabled '0' in /etc/config/nasboot: nothing applied" "" "$(cat "$SB/hotplug-calls")"
+sed -i "s/option enabled '0'/option enabled '1'/" "$SB/hproot/etc/config/nasboot"
+hotplug add usb0
+t_eq "openwrt hotplug: an added device re-applies the firewall, with the UCI file's profile" "-q --config $SB/hotplug.toml firewall apply" "$(cat "$SB/hotplug-calls")"
 t_has "openwrt hotplug: usb0 is in no zone: the input chain (policy drop)" 'hook input' "$(box_rules)"
 rules=$(box_rules)
 case $rules in
