@@ -68,9 +68,10 @@ for p in "${debs[@]}"; do
 	lists+=(--file "$work/info/$p.list:/var/lib/dpkg/info/$name.list")
 done
 
-# nft loads what the rule sets use (the board has only the modules named).
+# nft loads what the rule sets use (the board has only the modules named);
+# veth for the WAN host.
 args=(--file "$work/status:/var/lib/dpkg/status" "${lists[@]}" --with-module nft_ct
-	--with-module nft_limit --with-module nft_log --with-module nf_log_syslog)
+	--with-module nft_limit --with-module nft_log --with-module nf_log_syslog --with-module veth)
 for v in "$v1" "$v2" "$v3"; do
 	args+=(--file "$work/nasboot_${v}_mipsel.deb:/root/nasboot_${v}_mipsel.deb")
 done

@@ -51,6 +51,10 @@ rm -f /usr/sbin/nasboot
 check "dpkg's database lists the board's Debian packages (init-system-helpers)" \
 	[ "$(dpkg-query -W -f '${Status}' init-system-helpers 2>&1)" = "install ok installed" ]
 check "negative control: nasboot is not installed yet" [ -z "$(state)" ]
+# A WAN for real on eth0, the packaged profile's WAN (board-guest-lib.sh),
+# and the controls without a rule set.
+wan_up eth0
+wan_controls
 
 # --- install over a broken profile ------------------------------------------
 # A profile left by hand (with a typo) where the package's conffile goes:
@@ -64,11 +68,7 @@ has "the error names file:line:column and key" "/etc/nasboot.toml:4:11: firewall
 has "postinst says what to do" "Fix it, then run: invoke-rc.d nasboot restart" "$out"
 check "no daemon" [ "$(daemons)" -eq 0 ]
 check "softdog left closed" [ "$(wd_state)" = inactive ]
-input=$(nft list chain inet nasboot input 2>&1)
-has "the WAN is not open: the lock-down is loaded (input policy drop)" "type filter hook input priority filter; policy drop;" "$input"
-others=$(printf '%s\n' "$input" | grep accept | grep -v -e 'iif "lo" accept' \
-	-e 'ct state established,related accept' -e '^[[:space:]]*icmp type' -e '^[[:space:]]*icmpv6 type')
-check "the lock-down accepts nothing else ($others)" [ -z "$others" ]
+lockdown "install over a broken profile: the WAN is not open"
 check "the packaged profile is beside it (.dpkg-dist)" grep -q '^name = "debian"' /etc/nasboot.toml.dpkg-dist
 
 # The user's fix: the packaged profile, with the watchdog's timeout edited.
@@ -85,6 +85,12 @@ is "softdog armed with the user's timeout (5 s)"
 rules=$(nft list table inet nasboot 2>&1)
 has "the packaged profile's firewall is loaded: eth0 is the WAN" '"eth0" : jump wan' "$rules"
 has "the packaged profile's firewall is loaded: eth1 is the LAN, SSH only" "elements = { 22 }" "$rules"
+! wan_in
+is "the packaged profile: the WAN host cannot connect to the box (port 8080, for real)"
+! on_wan ping -c 1 -W 2 198.51.100.2 >/dev/null 2>&1
+is "the packaged profile: the WAN host's ping gets no answer"
+box_out
+is "the packaged profile: the box's own connection out gets its replies"
 
 # --- registered: the rc links, and the next boot ------------------------------
 check "update-rc.d: /etc/rcS.d/S01nasboot" [ "$(readlink /etc/rcS.d/S01nasboot)" = ../init.d/nasboot ]
@@ -200,6 +206,7 @@ dpkg_do -P nasboot
 [ "$rc" -eq 0 ] && [ -z "$(state)" ]
 is "no watchdog: purged"
 
+kill "$wanns"
 dmesg >/tmp/dmesg
 check "no 'watchdog did not stop' in the kernel log" [ "$(grep -c 'did not stop' /tmp/dmesg)" -eq 0 ]
 echo "pkgtest: done"
