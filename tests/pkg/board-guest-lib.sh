@@ -181,3 +181,79 @@ pkgtest_lifecycle() {
 	check "no [watchdog]: no pidfile" [ ! -e "$P" ]
 	check "no [watchdog]: softdog left closed" [ "$(wd_state)" = inactive ]
 }
+
+# A WAN for real (wan_up [NAME]): a veth pair, the far end in a network
+# namespace of its own as a WAN host (198.51.100.1), the box's end NAME
+# (default wan0; 198.51.100.2); $wanns is its pid (kill it at the end).
+# Needs the veth module (--with-module veth) and, for lockdown, nft_ct.
+wan_up() {
+	wan=${1:-wan0}
+	modprobe veth
+	ip link add "$wan" type veth
+	unshare -n sleep 1000 &
+	wanns=$!
+	sleep 0.3
+	peer=$(ip -o link show | sed -n "s/^[0-9]*: \([^:@]*\)@$wan:.*/\1/p")
+	ip link set dev "$peer" netns "$wanns"
+	ip addr add 198.51.100.2/24 dev "$wan"
+	ip link set "$wan" up
+	nsenter -t "$wanns" -n ip link set lo up
+	nsenter -t "$wanns" -n ip addr add 198.51.100.1/24 dev "$peer"
+	nsenter -t "$wanns" -n ip link set "$peer" up
+}
+# on_wan CMD...: run CMD on the WAN host.
+on_wan() { nsenter -t "$wanns" -n "$@"; }
+# wan_in: a TCP connection from the WAN host to the box's port 8080.
+wan_in() {
+	nc -l -p 8080 >/dev/null 2>&1 </dev/null &
+	l=$!
+	sleep 0.3
+	echo hello | on_wan nc -w 2 198.51.100.2 8080 >/dev/null 2>&1
+	r=$?
+	kill "$l" 2>/dev/null
+	wait "$l" 2>/dev/null
+	return $r
+}
+# box_out: a TCP connection from the box to the WAN host's port 9090.
+box_out() {
+	on_wan nc -l -p 9090 >/dev/null 2>&1 </dev/null &
+	l=$!
+	sleep 0.3
+	echo hello | nc -w 2 198.51.100.1 9090 >/dev/null 2>&1
+	r=$?
+	kill "$l" 2>/dev/null
+	wait "$l" 2>/dev/null
+	return $r
+}
+# wan_controls: with no rule set the WAN host connects and pings, so the
+# lock-down checks below can fail.
+wan_controls() {
+	nft flush ruleset
+	wan_in
+	is "no rule set: the WAN host connects to the box's port 8080 (the check can fail)"
+	on_wan ping -c 1 -W 2 198.51.100.2 >/dev/null 2>&1
+	is "no rule set: the WAN host pings the box"
+}
+# lockdown WHAT: the lock-down rule set is loaded (loopback and replies
+# only), checked in nft and with packets from the WAN host.
+lockdown() {
+	what=$1
+	ruleset=$(nft list ruleset 2>&1)
+	has "$what: nft has the lock-down table inet nasboot" "table inet nasboot {" "$ruleset"
+	input=$(nft list chain inet nasboot input 2>&1)
+	has "$what: input policy drop" "type filter hook input priority filter; policy drop;" "$input"
+	has "$what: loopback accepted" 'iif "lo" accept' "$input"
+	has "$what: replies accepted" "ct state established,related accept" "$input"
+	# Nothing else is accepted: no interface, no port, no address (the WAN
+	# is never open; with no profile there is no known LAN either).
+	others=$(printf '%s\n' "$input" | grep accept | grep -v -e 'iif "lo" accept' \
+		-e 'ct state established,related accept' -e '^[[:space:]]*icmp type' -e '^[[:space:]]*icmpv6 type')
+	check "$what: no other accept rule ($others)" [ -z "$others" ]
+	has "$what: forward policy drop" "policy drop;" "$(nft list chain inet nasboot forward 2>&1)"
+	! wan_in
+	is "$what: the WAN host cannot connect to the box (port 8080, for real)"
+	! on_wan ping -c 1 -W 2 198.51.100.2 >/dev/null 2>&1
+	is "$what: the WAN host's ping gets no answer"
+	box_out
+	is "$what: the box's own connection out gets its replies"
+}
