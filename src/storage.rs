@@ -42,11 +42,7 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         .iter()
         .map(|s| {
             let dev = s.device.get_ref().to_string();
-            let now = seams
-                .files
-                .read(&knob(&dev))
-                .ok()
-                .and_then(|b| String::from_utf8_lossy(&b).trim().parse().ok());
+            let now = seams.files.read(&knob(&dev)).ok().and_then(|b| String::from_utf8_lossy(&b).trim().parse().ok());
             (dev, now)
         })
         .collect();
@@ -67,8 +63,5 @@ pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
 
 pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let value = format!("{}\n", a.read_ahead_kb);
-    seams
-        .files
-        .write_kernel(&knob(&a.device), value.as_bytes())
-        .map_err(|e| StepError::partial(format!("{} read_ahead_kb", a.device), e))
+    seams.files.write_kernel(&knob(&a.device), value.as_bytes()).map_err(|e| StepError::partial(format!("{} read_ahead_kb", a.device), e))
 }

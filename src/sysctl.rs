@@ -76,7 +76,15 @@ pub struct Observed {
 }
 
 pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
-    Observed { values: wanted(p).into_iter().map(|(k, _)| { let v = seams.sysctl.get(&k).ok(); (k, v) }).collect() }
+    Observed {
+        values: wanted(p)
+            .into_iter()
+            .map(|(k, _)| {
+                let v = seams.sysctl.get(&k).ok();
+                (k, v)
+            })
+            .collect(),
+    }
 }
 
 /// Kernel values use tabs or runs of spaces between numbers.
@@ -98,10 +106,7 @@ pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
 }
 
 pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
-    seams
-        .sysctl
-        .set(&a.key, &a.value)
-        .map_err(|e| StepError::partial(format!("sysctl {}", a.key), e))
+    seams.sysctl.set(&a.key, &a.value).map_err(|e| StepError::partial(format!("sysctl {}", a.key), e))
 }
 
 #[cfg(test)]

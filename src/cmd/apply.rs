@@ -2,7 +2,6 @@
 //! what differs. A watchdog opened for the apply is closed with the magic
 //! close at the end (`run` keeps it instead).
 
-
 use super::Io;
 use crate::apply::{self, Report};
 use crate::cli::Cli;

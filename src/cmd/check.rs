@@ -1,6 +1,5 @@
 //! `nasboot check`: validate the profile, apply nothing.
 
-
 use super::Io;
 use crate::cli::Cli;
 use crate::exit::Status;

@@ -111,7 +111,8 @@ mod tests {
     use crate::seam::fake::FakeBoard;
     use crate::seam::Output;
 
-    const PROFILE: &str = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
+    const PROFILE: &str =
+        "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
 
     fn board(profile: &str) -> FakeBoard {
         let mut b = FakeBoard::new();

@@ -1,7 +1,6 @@
 //! `nasboot plan`: read the board's state, print the ordered actions and
 //! the rendered files. Changes nothing.
 
-
 use super::Io;
 use crate::cli::Cli;
 use crate::exit::Status;

@@ -4,9 +4,9 @@
 
 use super::Io;
 use crate::cli::Cli;
+use crate::config::watchdog::Watchdog as Config;
 use crate::exit::Status;
 use crate::seam::Seams;
-use crate::config::watchdog::Watchdog as Config;
 use crate::watchdog::history;
 
 pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {

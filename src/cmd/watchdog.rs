@@ -12,9 +12,9 @@ use std::path::Path;
 
 use super::Io;
 use crate::cli::Cli;
+use crate::config::watchdog::Watchdog as Config;
 use crate::exit::Status;
 use crate::seam::Seams;
-use crate::config::watchdog::Watchdog as Config;
 use crate::watchdog::{device, history, LinuxWatchdog};
 
 pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
@@ -113,10 +113,7 @@ mod tests {
         assert_eq!(status, Status::Ok, "{err}");
         let eff = b.effects();
         let dog: Vec<&str> = eff.iter().map(String::as_str).filter(|e| e.contains("watchdog0")).collect();
-        assert_eq!(
-            dog[..4],
-            ["open /dev/watchdog0", "write /dev/watchdog0 \"\\0\"", "settimeout /dev/watchdog0 8", "pet /dev/watchdog0"]
-        );
+        assert_eq!(dog[..4], ["open /dev/watchdog0", "write /dev/watchdog0 \"\\0\"", "settimeout /dev/watchdog0 8", "pet /dev/watchdog0"]);
         assert_eq!(dog[dog.len() - 3..], ["write /dev/watchdog0 \"V\"", "setoptions /dev/watchdog0 1", "close /dev/watchdog0"]);
         assert!(b.watchdog.driver.borrow().stopped);
     }

@@ -71,11 +71,7 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}: {}",
-            self.file, self.line, self.column, self.key, self.message
-        )
+        write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.column, self.key, self.message)
     }
 }
 
@@ -108,13 +104,7 @@ impl Source<'_> {
     /// An error at a span.
     pub fn error(&self, span: Option<Range<usize>>, key: &str, message: impl Into<String>) -> ConfigError {
         let (line, column) = span.map_or((1, 1), |s| self.line_col(s.start));
-        ConfigError {
-            file: self.file.to_string(),
-            line,
-            column,
-            key: key.to_string(),
-            message: message.into(),
-        }
+        ConfigError { file: self.file.to_string(), line, column, key: key.to_string(), message: message.into() }
     }
 
     /// The key written on the line at `offset`, for syntax errors that
@@ -217,6 +207,6 @@ fn first_line(msg: &str) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
-#[cfg(test)]
 mod boards;
+#[cfg(test)]
+pub(crate) mod tests;

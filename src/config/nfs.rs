@@ -304,8 +304,7 @@ fn samba(p: &Profile, s: &Samba, src: &Source<'_>) -> Result<(), ConfigError> {
         }
     }
     if let Some(w) = &s.workgroup {
-        let ok = !w.get_ref().is_empty()
-            && w.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        let ok = !w.get_ref().is_empty() && w.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
         if !ok {
             return Err(src.error(
                 Some(w.span()),

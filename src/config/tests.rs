@@ -101,10 +101,9 @@ fn warning_for_lan_all_with_other_services() {
 
 #[test]
 fn warnings_for_async_and_squashed_rw() {
-    let l = parse_str(
-        "[board]\nname = \"t\"\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"*\"]\nrw = true\nsquash = \"all\"\nsync = false\n",
-    )
-    .unwrap();
+    let l =
+        parse_str("[board]\nname = \"t\"\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"*\"]\nrw = true\nsquash = \"all\"\nsync = false\n")
+            .unwrap();
     let keys: Vec<&str> = l.warnings.iter().map(|w| w.0.key.as_str()).collect();
     assert_eq!(keys, ["nfs.export[0].anonuid", "nfs.export[0].sync"]);
 }
@@ -120,7 +119,12 @@ fn nested_errors_name_the_right_key() {
         // An enum is a string; a table or an array there is the enum's error.
         ("role = { a = 1 }\n", (5, 8), "interface[0].role", "invalid type: map"),
         ("[[interface.role]]\n", (5, 1), "interface[0].role", "invalid type: sequence"),
-        ("role = \"lan\"\nroute = [{ to = \"10.8.0.0/16\", via = 7 }]\n", (6, 38), "interface[0].route[0].via", "invalid type: integer `7`"),
+        (
+            "role = \"lan\"\nroute = [{ to = \"10.8.0.0/16\", via = 7 }]\n",
+            (6, 38),
+            "interface[0].route[0].via",
+            "invalid type: integer `7`",
+        ),
         ("role = \"lan\"\nmtu = 99999999999999999999\n", (6, 7), "interface[0].mtu", "too large"),
         ("role = \"lan\"\nmtu = 1979-05-27\n", (6, 7), "interface[0].mtu", "invalid type: date-time"),
     ] {

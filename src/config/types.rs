@@ -48,10 +48,7 @@ impl FromStr for IfName {
             return Err("an interface name cannot be empty".into());
         }
         if s.len() > 15 {
-            return Err(format!(
-                "interface name `{s}` is {} bytes; the kernel allows 15 (IFNAMSIZ)",
-                s.len()
-            ));
+            return Err(format!("interface name `{s}` is {} bytes; the kernel allows 15 (IFNAMSIZ)", s.len()));
         }
         if s == "." || s == ".." || s.chars().any(|c| c == '/' || c == ':' || c.is_whitespace() || c.is_control()) {
             return Err(format!("`{}` is not a valid interface name", s.escape_debug()));
@@ -138,16 +135,10 @@ fn mask_v6(prefix: u8) -> u128 {
 impl FromStr for IpNet {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (a, p) = s
-            .split_once('/')
-            .ok_or_else(|| format!("`{s}` needs a prefix length, e.g. 192.168.1.2/24"))?;
+        let (a, p) = s.split_once('/').ok_or_else(|| format!("`{s}` needs a prefix length, e.g. 192.168.1.2/24"))?;
         let addr: IpAddr = a.parse().map_err(|_| format!("`{a}` is not an IP address"))?;
         let max = if addr.is_ipv4() { 32 } else { 128 };
-        let prefix: u8 = p
-            .parse()
-            .ok()
-            .filter(|n| *n <= max)
-            .ok_or_else(|| format!("prefix /{p} is out of range for {a} (0 to {max})"))?;
+        let prefix: u8 = p.parse().ok().filter(|n| *n <= max).ok_or_else(|| format!("prefix /{p} is out of range for {a} (0 to {max})"))?;
         Ok(IpNet { addr, prefix })
     }
 }
@@ -271,18 +262,12 @@ impl FromStr for AbsPath {
             return Err(format!("`{}` is not an absolute path", s.escape_debug()));
         }
         if let Some(c) = s.chars().find(|c| c.is_control()) {
-            return Err(format!(
-                "path `{}` contains the control character {:?}",
-                s.escape_debug(),
-                c
-            ));
+            return Err(format!("path `{}` contains the control character {:?}", s.escape_debug(), c));
         }
         if s.split('/').any(|part| part == "..") {
             return Err(format!("path `{s}` contains `..`"));
         }
-        heapless::String::try_from(s)
-            .map(AbsPath)
-            .map_err(|_| format!("path is {} bytes; at most 255 are allowed", s.len()))
+        heapless::String::try_from(s).map(AbsPath).map_err(|_| format!("path is {} bytes; at most 255 are allowed", s.len()))
     }
 }
 from_str_deserialize!(AbsPath, "an absolute path");
@@ -342,9 +327,7 @@ impl FromStr for SysctlKey {
         if s.is_empty() || !ok_chars || s.split('.').any(str::is_empty) {
             return Err(format!("`{}` is not a sysctl name like net.core.rmem_max", s.escape_debug()));
         }
-        heapless::String::try_from(s)
-            .map(SysctlKey)
-            .map_err(|_| format!("sysctl name `{s}` is longer than 63 bytes"))
+        heapless::String::try_from(s).map(SysctlKey).map_err(|_| format!("sysctl name `{s}` is longer than 63 bytes"))
     }
 }
 from_str_deserialize!(SysctlKey, "a sysctl name like net.core.rmem_max");
@@ -372,9 +355,7 @@ impl FromStr for SysctlValue {
         if s.is_empty() || s.chars().any(|c| c.is_control()) {
             return Err(format!("`{}` is not a sysctl value", s.escape_debug()));
         }
-        heapless::String::try_from(s)
-            .map(SysctlValue)
-            .map_err(|_| format!("sysctl value is {} bytes; at most 63", s.len()))
+        heapless::String::try_from(s).map(SysctlValue).map_err(|_| format!("sysctl value is {} bytes; at most 63", s.len()))
     }
 }
 

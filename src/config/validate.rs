@@ -51,9 +51,7 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
         }
         for (k, a) in iface.address.iter().enumerate() {
             let dup_here = iface.address[..k].iter().any(|o| o.get_ref().addr == a.get_ref().addr);
-            let dup_other = p.interface[..i]
-                .iter()
-                .any(|o| o.address.iter().any(|x| x.get_ref().addr == a.get_ref().addr));
+            let dup_other = p.interface[..i].iter().any(|o| o.address.iter().any(|x| x.get_ref().addr == a.get_ref().addr));
             if dup_here || dup_other {
                 return Err(src.error(
                     Some(a.span()),
@@ -119,11 +117,7 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
         }
         if let Some(ra) = iface.accept_ra {
             if ra > 2 {
-                return Err(src.error(
-                    Some(iface.name.span()),
-                    &key("accept_ra"),
-                    format!("accept_ra is 0, 1 or 2, not {ra}"),
-                ));
+                return Err(src.error(Some(iface.name.span()), &key("accept_ra"), format!("accept_ra is 0, 1 or 2, not {ra}")));
             }
         }
     }
@@ -140,10 +134,7 @@ fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
             return Err(src.error(
                 Some(iface.name.span()),
                 &format!("interface[{i}].role"),
-                format!(
-                    "interface `{}` is in no zone; with the firewall on, set role = \"lan\" or \"wan\"",
-                    iface.name.get_ref()
-                ),
+                format!("interface `{}` is in no zone; with the firewall on, set role = \"lan\" or \"wan\"", iface.name.get_ref()),
             ));
         }
         let name = iface.name.get_ref().as_str();
@@ -177,7 +168,11 @@ fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
             _ => None,
         };
         if let Some(why) = why {
-            return Err(src.error(span_in(src, "firewall", "hook"), "firewall.hook", format!("\"ingress\" is for the stateless profile on nftables: {why}")));
+            return Err(src.error(
+                span_in(src, "firewall", "hook"),
+                "firewall.hook",
+                format!("\"ingress\" is for the stateless profile on nftables: {why}"),
+            ));
         }
     }
     if fw.lan_services.contains(&Service::All) && fw.lan_services.len() > 1 {
@@ -268,9 +263,7 @@ fn watchdog(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
     match (&w.temperature_sensor, w.max_temperature) {
         (Some(_), None) => return Err(err("temperature_sensor", "temperature_sensor needs max_temperature (°C)".into())),
         (None, Some(_)) => return Err(err("max_temperature", "max_temperature needs temperature_sensor".into())),
-        (_, Some(t)) if t == 0 || t > 200 => {
-            return Err(err("max_temperature", format!("max_temperature is 1 to 200 °C, not {t}")))
-        }
+        (_, Some(t)) if t == 0 || t > 200 => return Err(err("max_temperature", format!("max_temperature is 1 to 200 °C, not {t}"))),
         _ => {}
     }
     if w.heartbeat_max_age.is_some() && w.heartbeat_file.is_none() {

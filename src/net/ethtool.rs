@@ -530,8 +530,7 @@ pub enum Offload {
 }
 
 impl Offload {
-    pub const ALL: [Offload; 6] =
-        [Offload::Tso, Offload::Gso, Offload::Gro, Offload::RxChecksum, Offload::TxChecksum, Offload::Sg];
+    pub const ALL: [Offload; 6] = [Offload::Tso, Offload::Gso, Offload::Gro, Offload::RxChecksum, Offload::TxChecksum, Offload::Sg];
 
     /// The profile key under `[interface.ethtool]`.
     pub fn key(self) -> &'static str {
@@ -550,11 +549,19 @@ impl Offload {
     /// "tx" every transmit checksum feature; accecn is new in 6.18).
     pub fn features(self) -> &'static [&'static str] {
         match self {
-            Offload::Tso => &["tx-tcp-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation", "tx-tcp6-segmentation", "tx-tcp-accecn-segmentation"],
+            Offload::Tso => &[
+                "tx-tcp-segmentation",
+                "tx-tcp-ecn-segmentation",
+                "tx-tcp-mangleid-segmentation",
+                "tx-tcp6-segmentation",
+                "tx-tcp-accecn-segmentation",
+            ],
             Offload::Gso => &["tx-generic-segmentation"],
             Offload::Gro => &["rx-gro"],
             Offload::RxChecksum => &["rx-checksum"],
-            Offload::TxChecksum => &["tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6", "tx-checksum-fcoe-crc", "tx-checksum-sctp"],
+            Offload::TxChecksum => {
+                &["tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6", "tx-checksum-fcoe-crc", "tx-checksum-sctp"]
+            }
             Offload::Sg => &["tx-scatter-gather"],
         }
     }
@@ -624,14 +631,28 @@ impl Features {
         if idx.is_empty() {
             return None;
         }
-        let changeable = idx.iter().any(|&i| { let (b, m) = self.bit(i); b.available & m != 0 });
+        let changeable = idx.iter().any(|&i| {
+            let (b, m) = self.bit(i);
+            b.available & m != 0
+        });
         // Features fixed by the driver cannot follow; judge by the others.
         let judged: Vec<usize> = if changeable {
-            idx.into_iter().filter(|&i| { let (b, m) = self.bit(i); b.available & m != 0 }).collect()
+            idx.into_iter()
+                .filter(|&i| {
+                    let (b, m) = self.bit(i);
+                    b.available & m != 0
+                })
+                .collect()
         } else {
             idx
         };
-        let active: Vec<bool> = judged.iter().map(|&i| { let (b, m) = self.bit(i); b.active & m != 0 }).collect();
+        let active: Vec<bool> = judged
+            .iter()
+            .map(|&i| {
+                let (b, m) = self.bit(i);
+                b.active & m != 0
+            })
+            .collect();
         let on = if active.iter().all(|a| *a) {
             Some(true)
         } else if active.iter().all(|a| !*a) {
@@ -646,8 +667,7 @@ impl Features {
 /// ETHTOOL_GSSET_INFO for the feature names, ETHTOOL_GSTRINGS, then
 /// ETHTOOL_GFEATURES.
 pub fn get_features(nif: &mut dyn Netif, name: &IfName) -> io::Result<Features> {
-    let info: SsetInfo =
-        call(nif, name, SsetInfo { cmd: cmd::GSSET_INFO, sset_mask: 1 << ETH_SS_FEATURES, ..SsetInfo::default() })?;
+    let info: SsetInfo = call(nif, name, SsetInfo { cmd: cmd::GSSET_INFO, sset_mask: 1 << ETH_SS_FEATURES, ..SsetInfo::default() })?;
     if info.sset_mask & (1 << ETH_SS_FEATURES) == 0 {
         return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
     }

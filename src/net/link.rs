@@ -103,8 +103,8 @@ pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
             };
             StepError::partial(format!("{name} mac"), why)
         }),
-        Action::Promisc { name, on } => {
-            nif.set_promisc(name, *on).map_err(|e| StepError::partial(format!("{name} promisc"), format!("cannot turn it {}: {e}", on_off(*on))))
-        }
+        Action::Promisc { name, on } => nif
+            .set_promisc(name, *on)
+            .map_err(|e| StepError::partial(format!("{name} promisc"), format!("cannot turn it {}: {e}", on_off(*on)))),
     }
 }

@@ -71,7 +71,9 @@ impl fmt::Display for Errno {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     /// The interface does not exist: reported, nothing else is done for it.
-    Missing { name: IfName },
+    Missing {
+        name: IfName,
+    },
     Sysctl(sysctl::Action),
     Link(link::Action),
     Ethtool(tuning::Action),
@@ -210,9 +212,7 @@ pub fn notes(p: &Profile, now: &Observed) -> Vec<String> {
 
 pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::Missing { name } => {
-            Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it"))
-        }
+        Action::Missing { name } => Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it")),
         Action::Sysctl(a) => sysctl::apply(a, seams),
         Action::Link(a) => link::apply(a, seams),
         Action::Ethtool(a) => tuning::apply(a, seams),

@@ -45,8 +45,7 @@ pub fn full_key(ifname: &IfName, rel: &str) -> String {
 /// The wanted (key, value) pairs of an interface, in order.
 pub fn wanted(iface: &Interface) -> Vec<(String, String)> {
     let name = iface.name.get_ref();
-    let mut out: Vec<(String, String)> =
-        iface.sysctl.iter().map(|(k, v)| (full_key(name, k.as_str()), v.to_string())).collect();
+    let mut out: Vec<(String, String)> = iface.sysctl.iter().map(|(k, v)| (full_key(name, k.as_str()), v.to_string())).collect();
     if let Some(ra) = iface.accept_ra {
         let key = full_key(name, "ipv6.accept_ra");
         out.retain(|(k, _)| *k != key);

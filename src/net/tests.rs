@@ -157,7 +157,14 @@ fn ethtool_board() -> FakeBoard {
     nic.pause = Some(Pause { autoneg: true, rx: true, tx: true });
     nic.link_mode = Some(LinkMode { speed: 1000, duplex: DUPLEX_FULL, autoneg: true });
     let mut features: Vec<(String, bool, bool)> = (0..40).map(|i| (format!("feature-{i}"), true, false)).collect();
-    for (n, changeable) in [("tx-scatter-gather", true), ("tx-tcp-segmentation", true), ("tx-tcp6-segmentation", true), ("rx-gro", true), ("rx-checksum", false), ("tx-generic-segmentation", true)] {
+    for (n, changeable) in [
+        ("tx-scatter-gather", true),
+        ("tx-tcp-segmentation", true),
+        ("tx-tcp6-segmentation", true),
+        ("rx-gro", true),
+        ("rx-checksum", false),
+        ("tx-generic-segmentation", true),
+    ] {
         features.push((n.to_string(), changeable, true));
     }
     nic.features = Some(features);
@@ -336,13 +343,7 @@ fn vlan_interface_sysctls_use_the_sysctl8_slash() {
     let wanted = super::sysctl::wanted(&p.interface[0]);
     assert_eq!(
         wanted,
-        [
-            ("net.ipv4.conf.eth0/2.rp_filter".to_string(), "1".to_string()),
-            ("net.ipv6.conf.eth0/2.accept_ra".to_string(), "0".to_string()),
-        ]
+        [("net.ipv4.conf.eth0/2.rp_filter".to_string(), "1".to_string()), ("net.ipv6.conf.eth0/2.accept_ra".to_string(), "0".to_string()),]
     );
-    assert_eq!(
-        crate::seam::real::sysctl::proc_path(&wanted[1].0),
-        "/proc/sys/net/ipv6/conf/eth0.2/accept_ra"
-    );
+    assert_eq!(crate::seam::real::sysctl::proc_path(&wanted[1].0), "/proc/sys/net/ipv6/conf/eth0.2/accept_ra");
 }

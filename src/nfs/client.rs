@@ -39,10 +39,7 @@ impl Client {
         if ok {
             Ok(Client::Host(s.to_string()))
         } else {
-            Err(format!(
-                "`{}` is not a host, an address, a network with a prefix, a wildcard or *",
-                s.escape_debug()
-            ))
+            Err(format!("`{}` is not a host, an address, a network with a prefix, a wildcard or *", s.escape_debug()))
         }
     }
 }

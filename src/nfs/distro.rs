@@ -168,9 +168,7 @@ pub fn set_ini_keys(existing: &str, keys: &[(&str, String, String)]) -> String {
             }
             continue;
         }
-        let hit = key_of(line).and_then(|name| {
-            keys.iter().position(|(s, key, _)| *s == current && key.eq_ignore_ascii_case(name))
-        });
+        let hit = key_of(line).and_then(|name| keys.iter().position(|(s, key, _)| *s == current && key.eq_ignore_ascii_case(name)));
         match hit {
             Some(k) => {
                 out.push(format!("{}={}", keys[k].1, keys[k].2));
@@ -218,7 +216,8 @@ mod tests {
 
     #[test]
     fn default_file_keeps_other_lines_and_mountd_options() {
-        let before = "# comment\nRPCNFSDCOUNT=8\nRPCNFSDPRIORITY=0\nRPCMOUNTDOPTS=\"--manage-gids --no-nfs-version 4 -p 999\"\nNEED_SVCGSSD=\"\"\n";
+        let before =
+            "# comment\nRPCNFSDCOUNT=8\nRPCNFSDPRIORITY=0\nRPCMOUNTDOPTS=\"--manage-gids --no-nfs-version 4 -p 999\"\nNEED_SVCGSSD=\"\"\n";
         let after = default_file(before, &settings());
         assert_eq!(
             after,
@@ -238,7 +237,8 @@ mod tests {
 
     #[test]
     fn nfs_conf_in_place_touches_only_owned_keys() {
-        let before = "[general]\npipefs-directory=/run/rpc_pipefs\n[mountd]\nmanage-gids=y\n# port=0\n[nfsd]\n# threads=8\nThreads = 16\nudp=n\n";
+        let before =
+            "[general]\npipefs-directory=/run/rpc_pipefs\n[mountd]\nmanage-gids=y\n# port=0\n[nfsd]\n# threads=8\nThreads = 16\nudp=n\n";
         let after = nfs_conf_in_place(before, &settings());
         assert_eq!(
             after,

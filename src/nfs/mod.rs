@@ -117,13 +117,7 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let mut now = Observed { relocated: seams.files.relocated(), ..Observed::default() };
     let mut wanted: Vec<&'static str> = Vec::new();
     if uses_nfs(p) {
-        wanted.extend([
-            paths::EXPORTS,
-            EXPORTS_DROP_IN,
-            paths::DEFAULT_NFS_KERNEL_SERVER,
-            paths::NFS_CONF,
-            NFS_CONF_DROP_IN,
-        ]);
+        wanted.extend([paths::EXPORTS, EXPORTS_DROP_IN, paths::DEFAULT_NFS_KERNEL_SERVER, paths::NFS_CONF, NFS_CONF_DROP_IN]);
         now.nfs_conf_d = seams.files.exists(Path::new(paths::NFS_CONF_D));
         let f = &mut *seams.files;
         let threads = read_text(f, &nfsd_file("threads"));
@@ -161,11 +155,7 @@ pub fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
     let write = |actions: &mut Vec<Action>, path: &str, text: String, exports: bool| {
         if now.file(path) != Some(text.as_str()) {
             let path = path.to_string();
-            actions.push(if exports {
-                Action::Exports { path, text, reload: !now.relocated }
-            } else {
-                Action::WriteFile { path, text }
-            });
+            actions.push(if exports { Action::Exports { path, text, reload: !now.relocated } } else { Action::WriteFile { path, text } });
         }
     };
     if uses_nfs(p) {
@@ -203,11 +193,7 @@ pub fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
         ));
         let versions = nfsd::wanted_versions(p.nfs.versions.as_deref(), p.nfs.preset);
         nfsd_actions(p, now, &size, versions.as_deref(), &mut actions, &mut notes);
-        let settings = distro::Settings {
-            threads: size.threads,
-            versions,
-            mountd_port: p.firewall.mountd_port.get(),
-        };
+        let settings = distro::Settings { threads: size.threads, versions, mountd_port: p.firewall.mountd_port.get() };
         if let Some(old) = now.file(paths::DEFAULT_NFS_KERNEL_SERVER) {
             write(&mut actions, paths::DEFAULT_NFS_KERNEL_SERVER, distro::default_file(old, &settings), false);
         }
@@ -243,10 +229,7 @@ fn nfsd_actions(
 ) {
     let st = &now.nfsd;
     if !st.present {
-        notes.push(format!(
-            "{} is not mounted (nfsd not loaded): nfsd settings go to the init script's files only",
-            paths::PROC_NFSD
-        ));
+        notes.push(format!("{} is not mounted (nfsd not loaded): nfsd settings go to the init script's files only", paths::PROC_NFSD));
         return;
     }
     let mut stopped_only: Vec<(Knob, String, Option<String>)> = Vec::new();
@@ -272,20 +255,13 @@ fn nfsd_actions(
         }
         let want = u32::from(size.threads);
         if st.threads != Some(want) {
-            actions.push(Action::Nfsd {
-                knob: Knob::Threads,
-                value: want.to_string(),
-                from: st.threads.map(|t| t.to_string()),
-            });
+            actions.push(Action::Nfsd { knob: Knob::Threads, value: want.to_string(), from: st.threads.map(|t| t.to_string()) });
         }
     } else {
         for (knob, value, from) in stopped_only {
             actions.push(Action::Nfsd { knob, value, from });
         }
-        notes.push(format!(
-            "nfsd is stopped: its init script starts it with {} thread(s) from the files nasboot writes",
-            size.threads
-        ));
+        notes.push(format!("nfsd is stopped: its init script starts it with {} thread(s) from the files nasboot writes", size.threads));
     }
 }
 
@@ -304,11 +280,7 @@ pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
         Action::Nfsd { knob, value, .. } => {
             let file = nfsd_file(knob.file());
             seams.files.write_kernel(Path::new(&file), format!("{value}\n").as_bytes()).map_err(|e| {
-                let hint = if e.raw_os_error() == Some(16) {
-                    ": nfsd is running (EBUSY); stop it and apply again"
-                } else {
-                    ""
-                };
+                let hint = if e.raw_os_error() == Some(16) { ": nfsd is running (EBUSY); stop it and apply again" } else { "" };
                 StepError::partial(format!("nfsd {knob}"), format!("cannot write {value} to {file}: {e}{hint}"))
             })
         }

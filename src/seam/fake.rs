@@ -61,9 +61,7 @@ impl Files for FakeFiles {
             return Err(io::Error::from(kind));
         }
         self.files.insert(path.to_path_buf(), data.to_vec());
-        self.journal
-            .borrow_mut()
-            .push(format!("write {} {}", path.display(), String::from_utf8_lossy(data).trim_end()));
+        self.journal.borrow_mut().push(format!("write {} {}", path.display(), String::from_utf8_lossy(data).trim_end()));
         Ok(())
     }
     fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
@@ -157,7 +155,14 @@ pub struct FakeNetif {
 impl FakeNetif {
     /// Add an interface with a MAC, down, MTU 1500, txqueuelen 1000.
     pub fn add(&mut self, name: &str, index: u32) -> &mut FakeLink {
-        let state = LinkState { index, mtu: 1500, txqueuelen: 1000, mac: [2, 0, 0, 0, 0, index as u8], hwtype: ARPHRD_ETHER, ..LinkState::default() };
+        let state = LinkState {
+            index,
+            mtu: 1500,
+            txqueuelen: 1000,
+            mac: [2, 0, 0, 0, 0, index as u8],
+            hwtype: ARPHRD_ETHER,
+            ..LinkState::default()
+        };
         self.links.entry(name.to_string()).or_insert(FakeLink { state, ..FakeLink::default() })
     }
 
@@ -239,7 +244,14 @@ fn fake_ethtool(nic: &mut FakeNic, data: &mut [u8]) -> io::Result<(u32, bool)> {
         }
         cmd::GSET => {
             let m = nic.link_mode.ok_or_else(nosup)?;
-            let l = et::LegacyCmd { cmd: c, speed: m.speed as u16, speed_hi: (m.speed >> 16) as u16, duplex: m.duplex, autoneg: m.autoneg.into(), ..et::LegacyCmd::default() };
+            let l = et::LegacyCmd {
+                cmd: c,
+                speed: m.speed as u16,
+                speed_hi: (m.speed >> 16) as u16,
+                duplex: m.duplex,
+                autoneg: m.autoneg.into(),
+                ..et::LegacyCmd::default()
+            };
             et::write(data, &l);
         }
         cmd::SSET => {
@@ -577,11 +589,7 @@ impl WatchdogPort for FakeWatchdogPort {
             return Err(io::Error::from_raw_os_error(nix::libc::EBADF));
         }
         self.journal.borrow_mut().push(format!("adopt {fd}"));
-        Ok(Box::new(FakeWatchdog {
-            path: PathBuf::from(format!("fd{fd}")),
-            journal: self.journal.clone(),
-            driver: self.driver.clone(),
-        }))
+        Ok(Box::new(FakeWatchdog { path: PathBuf::from(format!("fd{fd}")), journal: self.journal.clone(), driver: self.driver.clone() }))
     }
     fn holder(&mut self, _path: &Path) -> Option<(u32, String)> {
         self.busy.clone()

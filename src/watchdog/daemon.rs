@@ -99,11 +99,7 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
     let mut petting = true;
     let mut stats = Stats::default();
     let mut last_failure: Option<Failure> = None;
-    log::info!(
-        "petting every {} ms (timeout {})",
-        interval,
-        dog.timeout().map_or("unknown".to_string(), |t| format!("{t} s"))
-    );
+    log::info!("petting every {} ms (timeout {})", interval, dog.timeout().map_or("unknown".to_string(), |t| format!("{t} s")));
     dog.feed();
     stats.pets += 1;
     let mut next = host.now_ms() + interval;
@@ -122,13 +118,8 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
                 } else if last_failure.take().is_some() {
                     log::warn!("health checks pass again");
                 }
-                let step = policy.update(
-                    healthy,
-                    now,
-                    u64::from(cfg.retry_timeout()) * 1000,
-                    cfg.max_repairs(),
-                    !cfg.repair_command.is_empty(),
-                );
+                let step =
+                    policy.update(healthy, now, u64::from(cfg.retry_timeout()) * 1000, cfg.max_repairs(), !cfg.repair_command.is_empty());
                 match step {
                     Step::Healthy | Step::Failing => {}
                     Step::Repair => {
@@ -137,10 +128,7 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
                     }
                     Step::GiveUp => {
                         let why = last_failure.clone().expect("a failure");
-                        log::error!(
-                            "giving up after {} repair(s): {why}; petting stops, the watchdog resets the board",
-                            policy.repairs()
-                        );
+                        log::error!("giving up after {} repair(s): {why}; petting stops, the watchdog resets the board", policy.repairs());
                         host.give_up(&why);
                         petting = false;
                     }
@@ -337,10 +325,8 @@ mod tests {
     #[test]
     fn reload_rearms_with_the_new_timeout_and_handover_runs_the_command() {
         let mut dog = Dog { timeout: Some(10), ..Dog::default() };
-        let mut host = FakeHost {
-            signals: [(1_000, Sig::Reload), (2_000, Sig::Handover), (3_000, Sig::Stop)].into(),
-            ..FakeHost::default()
-        };
+        let mut host =
+            FakeHost { signals: [(1_000, Sig::Reload), (2_000, Sig::Handover), (3_000, Sig::Stop)].into(), ..FakeHost::default() };
         let mut new = cfg("handover_command = [\"/sbin/upgrade\", \"-n\"]\n");
         new.timeout = crate::config::watchdog::Seconds(4);
         host.reload_to = Some(new);

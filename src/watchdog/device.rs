@@ -39,14 +39,27 @@ pub const KNOWN_TIMEOUTS: [u32; 11] = [1, 2, 3, 5, 10, 15, 20, 30, 60, 120, 300]
 #[derive(Debug)]
 pub enum OpenError {
     /// Another process holds it (one opener at a time).
-    Busy { path: PathBuf, holder: Option<(u32, String)> },
+    Busy {
+        path: PathBuf,
+        holder: Option<(u32, String)>,
+    },
     /// None of the candidates exists.
-    Missing { tried: String },
+    Missing {
+        tried: String,
+    },
     /// It is no watchdog: WDIOC_GETSUPPORT gave ENOTTY. Nothing was written.
-    NotWatchdog { path: PathBuf },
+    NotWatchdog {
+        path: PathBuf,
+    },
     /// An inherited WDTFD was not usable.
-    Adopt { fd: i32, error: io::Error },
-    Other { path: PathBuf, error: io::Error },
+    Adopt {
+        fd: i32,
+        error: io::Error,
+    },
+    Other {
+        path: PathBuf,
+        error: io::Error,
+    },
 }
 
 impl fmt::Display for OpenError {
@@ -61,11 +74,9 @@ impl fmt::Display for OpenError {
                 path.display()
             ),
             OpenError::Missing { tried } => write!(f, "no watchdog device: tried {tried} (is the driver loaded?)"),
-            OpenError::NotWatchdog { path } => write!(
-                f,
-                "{}: not a watchdog device (WDIOC_GETSUPPORT: inappropriate ioctl); closed without writing",
-                path.display()
-            ),
+            OpenError::NotWatchdog { path } => {
+                write!(f, "{}: not a watchdog device (WDIOC_GETSUPPORT: inappropriate ioctl); closed without writing", path.display())
+            }
             OpenError::Adopt { fd, error } => write!(f, "WDTFD={fd}: cannot adopt the inherited watchdog descriptor: {error}"),
             OpenError::Other { path, error } => write!(f, "{}: {error}", path.display()),
         }
@@ -99,9 +110,7 @@ impl Info {
             return Some("nowayout is set: the kernel will not stop it, the board resets unless something keeps petting");
         }
         let Some(s) = self.support.as_ref() else {
-            return self
-                .query_errno
-                .map(|_| "the driver could not be queried, so whether it stopped is unknown");
+            return self.query_errno.map(|_| "the driver could not be queried, so whether it stopped is unknown");
         };
         if s.identity().contains("mpc8xxx") {
             return Some("mpc8xxx_wdt can never be stopped once enabled; after close the kernel keeps petting it");
@@ -120,11 +129,7 @@ impl fmt::Display for Info {
                 write!(f, "\"{}\" firmware {} options ", s.identity(), s.firmware_version)?;
                 ioctl::option_names(s.options, f)?;
             }
-            (None, Some(e)) => write!(
-                f,
-                "the driver could not be queried ({}); petting with write()",
-                io::Error::from_raw_os_error(e)
-            )?,
+            (None, Some(e)) => write!(f, "the driver could not be queried ({}); petting with write()", io::Error::from_raw_os_error(e))?,
             (None, None) => f.write_str("the driver was not queried")?,
         }
         match self.card_reset() {
@@ -194,9 +199,7 @@ pub fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<LinuxW
 
 /// Take over a descriptor handed on in `WDTFD`.
 pub fn adopt(port: &mut dyn WatchdogPort, fd: i32) -> Result<LinuxWatchdog, OpenError> {
-    port.adopt(fd)
-        .map(|dev| LinuxWatchdog::new(dev, PathBuf::from(format!("WDTFD={fd}"))))
-        .map_err(|error| OpenError::Adopt { fd, error })
+    port.adopt(fd).map(|dev| LinuxWatchdog::new(dev, PathBuf::from(format!("WDTFD={fd}")))).map_err(|error| OpenError::Adopt { fd, error })
 }
 
 /// The sysfs class directory of a device path: /dev/watchdogN is
@@ -460,10 +463,7 @@ mod tests {
         let mut b = board();
         b.watchdog.busy = Some((321, "watchdog".into()));
         let e = open(&mut b.watchdog, Some(Path::new("/dev/watchdog0"))).err().unwrap();
-        assert_eq!(
-            e.to_string(),
-            "/dev/watchdog0: busy: process 321 (watchdog) holds it open; only one process may pet a watchdog"
-        );
+        assert_eq!(e.to_string(), "/dev/watchdog0: busy: process 321 (watchdog) holds it open; only one process may pet a watchdog");
     }
 
     #[test]

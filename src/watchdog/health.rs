@@ -18,15 +18,41 @@ use crate::seam::{Cmd, Files, Runner};
 /// A failed check, with what was seen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
-    Load { minutes: u8, seen: u32, max: u32 },
-    Memory { available_kb: u64, min_kb: u64 },
-    Pidfile { path: PathBuf, why: String },
-    Heartbeat { path: PathBuf, why: String },
-    Rx { interface: String, bytes: u64 },
-    Temperature { path: PathBuf, millideg: i64, max: u32 },
-    Test { program: String, why: String },
+    Load {
+        minutes: u8,
+        seen: u32,
+        max: u32,
+    },
+    Memory {
+        available_kb: u64,
+        min_kb: u64,
+    },
+    Pidfile {
+        path: PathBuf,
+        why: String,
+    },
+    Heartbeat {
+        path: PathBuf,
+        why: String,
+    },
+    Rx {
+        interface: String,
+        bytes: u64,
+    },
+    Temperature {
+        path: PathBuf,
+        millideg: i64,
+        max: u32,
+    },
+    Test {
+        program: String,
+        why: String,
+    },
     /// A file a check needs could not be read.
-    Unreadable { path: PathBuf, why: String },
+    Unreadable {
+        path: PathBuf,
+        why: String,
+    },
 }
 
 impl fmt::Display for Failure {
@@ -80,13 +106,7 @@ pub fn split_argv(argv: &Argv) -> Option<(&str, heapless::Vec<&str, { crate::con
 
 impl Checker {
     /// Run every configured check; the first failure is returned.
-    pub fn check(
-        &mut self,
-        w: &Watchdog,
-        files: &mut dyn Files,
-        runner: &mut dyn Runner,
-        wall_now: SystemTime,
-    ) -> Result<(), Failure> {
+    pub fn check(&mut self, w: &Watchdog, files: &mut dyn Files, runner: &mut dyn Runner, wall_now: SystemTime) -> Result<(), Failure> {
         if w.max_load1.is_some() || w.max_load5.is_some() || w.max_load15.is_some() {
             let path = Path::new("/proc/loadavg");
             let text = read_text(files, path)?;
@@ -115,9 +135,7 @@ impl Checker {
         }
         for pidfile in &w.pidfiles {
             let path = pidfile.as_path();
-            let text = files
-                .read(path)
-                .map_err(|e| Failure::Pidfile { path: path.into(), why: format!("cannot read: {e}") })?;
+            let text = files.read(path).map_err(|e| Failure::Pidfile { path: path.into(), why: format!("cannot read: {e}") })?;
             let text = String::from_utf8_lossy(&text);
             let pid: u32 = text
                 .trim()
@@ -131,9 +149,7 @@ impl Checker {
         }
         if let Some(hb) = &w.heartbeat_file {
             let path = hb.as_path();
-            let mtime = files
-                .modified(path)
-                .map_err(|e| Failure::Heartbeat { path: path.into(), why: format!("cannot stat: {e}") })?;
+            let mtime = files.modified(path).map_err(|e| Failure::Heartbeat { path: path.into(), why: format!("cannot stat: {e}") })?;
             let age = wall_now.duration_since(mtime).unwrap_or(Duration::ZERO);
             let max = w.heartbeat_max_age();
             if age > Duration::from_secs(u64::from(max)) {
@@ -259,11 +275,7 @@ mod tests {
     use crate::seam::Output;
 
     fn wd() -> Watchdog {
-        *crate::config::parse_bytes("t.toml", b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\n")
-            .unwrap()
-            .profile
-            .watchdog
-            .unwrap()
+        *crate::config::parse_bytes("t.toml", b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\n").unwrap().profile.watchdog.unwrap()
     }
 
     fn check(b: &mut FakeBoard, w: &Watchdog, c: &mut Checker) -> Result<(), Failure> {

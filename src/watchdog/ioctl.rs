@@ -152,10 +152,8 @@ mod tests {
 
     #[test]
     fn the_encoding_follows_the_architecture() {
-        let three = matches!(
-            std::env::consts::ARCH,
-            "powerpc" | "powerpc64" | "mips" | "mips64" | "mips32r6" | "mips64r6" | "sparc" | "sparc64"
-        );
+        let three =
+            matches!(std::env::consts::ARCH, "powerpc" | "powerpc64" | "mips" | "mips64" | "mips32r6" | "mips64r6" | "sparc" | "sparc64");
         assert_eq!(THREE_DIR_BITS, three, "{}", std::env::consts::ARCH);
     }
 

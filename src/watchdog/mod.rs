@@ -92,11 +92,7 @@ pub fn setup(mut dog: LinuxWatchdog, timeout: u32, seams: &mut Seams<'_>) -> Res
     }
     dog.clear_stale_release();
     let got = dog.set_timeout(timeout);
-    log::info!(
-        "{}: timeout {}",
-        dog.path.display(),
-        got.map_or("unknown (driver default)".to_string(), |t| format!("{t} s"))
-    );
+    log::info!("{}: timeout {}", dog.path.display(), got.map_or("unknown (driver default)".to_string(), |t| format!("{t} s")));
     Ok(dog)
 }
 

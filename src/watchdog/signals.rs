@@ -33,10 +33,7 @@ impl Signals {
 
     /// Wait up to `timeout_ms` for one of the signals. Allocation-free.
     pub fn wait(&self, timeout_ms: u64) -> Option<Sig> {
-        let ts = libc::timespec {
-            tv_sec: (timeout_ms / 1000) as libc::time_t,
-            tv_nsec: ((timeout_ms % 1000) * 1_000_000) as libc::c_long,
-        };
+        let ts = libc::timespec { tv_sec: (timeout_ms / 1000) as libc::time_t, tv_nsec: ((timeout_ms % 1000) * 1_000_000) as libc::c_long };
         // SAFETY: valid sigset and timespec; the siginfo pointer may be null.
         let signo = unsafe { libc::sigtimedwait(self.set.as_ref(), std::ptr::null_mut(), &ts) };
         match signo {

@@ -143,9 +143,7 @@ impl WatchdogPort for RealWatchdogPort {
             let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else { continue };
             for fd in fds.flatten() {
                 let Ok(target) = std::fs::read_link(fd.path()) else { continue };
-                let comm = || {
-                    std::fs::read_to_string(entry.path().join("comm")).map(|s| s.trim().to_string()).unwrap_or_default()
-                };
+                let comm = || std::fs::read_to_string(entry.path().join("comm")).map(|s| s.trim().to_string()).unwrap_or_default();
                 if target == path || target == self.root.at(path) {
                     return Some((pid, comm()));
                 }
