@@ -138,8 +138,7 @@ pub fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), LoadErr
                     return Err(LoadError::Missing(tool));
                 }
             }
-            let (test, load): (&[&str], &[&str]) =
-                if rs.noflush { (&["--test", "--noflush"], &["--noflush"]) } else { (&["--test"], &[]) };
+            let (test, load): (&[&str], &[&str]) = if rs.noflush { (&["--test", "--noflush"], &["--noflush"]) } else { (&["--test"], &[]) };
             for (tool, text) in &files {
                 let out = run(seams, tool, test, Some(text.as_bytes()))?;
                 checked(out, tool, text)?;
@@ -191,10 +190,9 @@ pub fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&If
         (LoadError::Missing(_), _) => Err(StepError::fatal(tool, format!("{}; the previous rule set is kept", e.message()))),
         (LoadError::Rejected { .. }, None) => Err(StepError::fatal(tool, e.message())),
         (LoadError::Rejected { .. }, Some(lan)) => match load_fallback(lan, rules.backend, rules.ipv6, seams) {
-            Ok(b) => Err(StepError::fatal(
-                tool,
-                format!("{}; loaded the fallback rule set instead ({b}: loopback and LAN only)", e.message()),
-            )),
+            Ok(b) => {
+                Err(StepError::fatal(tool, format!("{}; loaded the fallback rule set instead ({b}: loopback and LAN only)", e.message())))
+            }
             Err(why) => Err(StepError::fatal(tool, format!("{}; the fallback did not load either: {why}", e.message()))),
         },
     }
@@ -236,8 +234,7 @@ pub fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, StepError> {
 /// exactly what the file lists).
 const EMPTY_FILTER: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
 const EMPTY_RAW: &str = "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
-const EMPTY_NAT: &str =
-    "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n";
+const EMPTY_NAT: &str = "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n";
 
 fn complete(saved: &str, new: &str, out: &mut String) {
     out.push_str(saved);
@@ -329,16 +326,12 @@ pub fn load_confirmed(
     sleep: &mut dyn FnMut(Duration),
     say: &mut dyn FnMut(&str),
 ) -> Result<(), StepError> {
-    let previous = save_previous(rules, seams).map_err(|e| {
-        StepError::fatal(e.tool(), format!("cannot save the current rule set, so nothing was applied: {}", e.message()))
-    })?;
+    let previous = save_previous(rules, seams)
+        .map_err(|e| StepError::fatal(e.tool(), format!("cannot save the current rule set, so nothing was applied: {}", e.message())))?;
     write(seams, paths::FIREWALL_PREVIOUS, previous.text.as_bytes())?;
     load(rules, instead, fallback_lan, seams)?;
     write(seams, paths::FIREWALL_PENDING, c.token.as_bytes())?;
-    say(&format!(
-        "firewall applied; run `nasboot firewall confirm` within {} s, or the previous rule set comes back",
-        c.seconds
-    ));
+    say(&format!("firewall applied; run `nasboot firewall confirm` within {} s, or the previous rule set comes back", c.seconds));
     let polls = u64::from(c.seconds) * 1000 / POLL.as_millis() as u64;
     for _ in 0..polls {
         sleep(POLL);
@@ -350,10 +343,7 @@ pub fn load_confirmed(
     }
     write(seams, paths::FIREWALL_PENDING, b"")?;
     match check_and_load(&previous, seams) {
-        Ok(()) => Err(StepError::fatal(
-            "firewall",
-            format!("not confirmed within {} s: the previous rule set is back", c.seconds),
-        )),
+        Ok(()) => Err(StepError::fatal("firewall", format!("not confirmed within {} s: the previous rule set is back", c.seconds))),
         Err(e) => {
             let lan = fallback_lan.cloned().unwrap_or_default();
             let fb = load_fallback(&lan, rules.backend, rules.ipv6, seams);

@@ -67,12 +67,8 @@ struct Fam {
 }
 
 const V4: Fam = Fam { icmp: "-p icmp -m icmp --icmp-type", icmp_ok: &[0, 3, 11], echo_request: 8, dhcp: DHCP4 };
-const V6: Fam = Fam {
-    icmp: "-p ipv6-icmp -m icmp6 --icmpv6-type",
-    icmp_ok: &[1, 2, 3, 129, 133, 134, 135, 136],
-    echo_request: 128,
-    dhcp: DHCP6,
-};
+const V6: Fam =
+    Fam { icmp: "-p ipv6-icmp -m icmp6 --icmpv6-type", icmp_ok: &[1, 2, 3, 129, 133, 134, 135, 136], echo_request: 128, dhcp: DHCP6 };
 
 fn ports(out: &mut String, chain: &str, proto: &str, dir: &str, list: &[u16]) -> fmt::Result {
     for chunk in list.chunks(MULTIPORT_MAX) {
@@ -196,10 +192,7 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
         stateless_replies(out, "nasboot-wan", f)?;
     }
     if let Some(rate) = m.log_rate {
-        writeln!(
-            out,
-            "-A nasboot-wan -m limit --limit {rate}/min --limit-burst 5 -j LOG --log-prefix \"nasboot-wan-drop: \""
-        )?;
+        writeln!(out, "-A nasboot-wan -m limit --limit {rate}/min --limit-burst 5 -j LOG --log-prefix \"nasboot-wan-drop: \"")?;
     }
     out.push_str("-A nasboot-wan -j DROP\nCOMMIT\n");
     Ok(())

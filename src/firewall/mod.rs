@@ -95,8 +95,8 @@ use crate::apply::StepError;
 use crate::config::firewall::{Hook, Profile as FwProfile};
 use crate::config::types::IfName;
 use crate::config::Profile;
-use crate::seam::netif::{ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::paths;
+use crate::seam::netif::{ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::seam::{Cmd, Seams};
 use std::time::Duration;
 
@@ -226,10 +226,7 @@ pub struct Observed {
 fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<bool> {
     let probes: &[(&str, &[&str], &[&str])] = match backend {
         Backend::Nftables => &[("nft", &["list", "tables"], &["table inet nasboot", "table ip nasboot_nat"])],
-        Backend::Iptables => &[
-            ("iptables-save", &["-t", "filter"], &[":nasboot-"]),
-            ("ip6tables-save", &["-t", "filter"], &[":nasboot-"]),
-        ],
+        Backend::Iptables => &[("iptables-save", &["-t", "filter"], &[":nasboot-"]), ("ip6tables-save", &["-t", "filter"], &[":nasboot-"])],
     };
     for (program, args, markers) in probes {
         let cmd = Cmd { program, args, stdin: None, timeout: Duration::from_secs(30) };
@@ -245,11 +242,7 @@ fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<bool> {
 pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let kernel = seams.sysctl.get("kernel.osrelease").ok().and_then(|r| backend::kernel_version(&r));
     let mut names = |path: &str| {
-        seams
-            .files
-            .read(std::path::Path::new(path))
-            .map(|b| Leftovers::from_names(&String::from_utf8_lossy(&b)))
-            .unwrap_or_default()
+        seams.files.read(std::path::Path::new(path)).map(|b| Leftovers::from_names(&String::from_utf8_lossy(&b))).unwrap_or_default()
     };
     let mut left4 = names(paths::IP_TABLES_NAMES);
     let mut left6 = names(paths::IP6_TABLES_NAMES);

@@ -94,7 +94,10 @@ fn zone_services(out: &mut String, zone: &str, z: &Zone) -> fmt::Result {
 /// Linux 5.10): it sees that interface's IPv4 and IPv6 packets only (ARP
 /// and the rest pass), before routing and before reassembly.
 fn ingress_chain(out: &mut String, zone: &str, i: usize, name: &str) -> fmt::Result {
-    writeln!(out, "\tchain {zone}_in{i} {{\n\t\ttype filter hook ingress device \"{name}\" priority 0; policy accept;\n\t\tjump {zone}\n\t}}")
+    writeln!(
+        out,
+        "\tchain {zone}_in{i} {{\n\t\ttype filter hook ingress device \"{name}\" priority 0; policy accept;\n\t\tjump {zone}\n\t}}"
+    )
 }
 
 /// On the ingress hook, fragments are not reassembled yet: the first one

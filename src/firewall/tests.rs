@@ -14,7 +14,8 @@ use crate::config::parse_bytes;
 use crate::seam::fake::FakeBoard;
 use crate::seam::Output;
 
-const IFACES: &str = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
+const IFACES: &str =
+    "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
 
 /// (golden name, [firewall] section)
 const PROFILES: &[(&str, &str)] = &[
@@ -104,8 +105,25 @@ fn goldens_for_every_profile_and_backend() {
 
 /// Words that would engage connection tracking.
 const CONNTRACK_WORDS: &[&str] = &[
-    "ct", "notrack", "conntrack", "state", "--state", "--ctstate", "CT", "--notrack", "NOTRACK", "nat", "*nat", "*raw",
-    "masquerade", "MASQUERADE", "snat", "dnat", "SNAT", "DNAT", "helper",
+    "ct",
+    "notrack",
+    "conntrack",
+    "state",
+    "--state",
+    "--ctstate",
+    "CT",
+    "--notrack",
+    "NOTRACK",
+    "nat",
+    "*nat",
+    "*raw",
+    "masquerade",
+    "MASQUERADE",
+    "snat",
+    "dnat",
+    "SNAT",
+    "DNAT",
+    "helper",
 ];
 
 #[test]
@@ -243,14 +261,14 @@ fn iptables_checks_both_families_before_loading_either() {
 fn rejected_rule_set_loads_the_fallback_and_quotes_the_line() {
     let mut b = board();
     let a = plan_on(&mut b, "");
-    b.runner.answers = VecDeque::from([fail(
-        "/dev/stdin:5:9-12: Error: syntax error, unexpected rule\n\t\tbogus rule\n\t\t      ^^^^\n",
-    )]);
+    b.runner.answers = VecDeque::from([fail("/dev/stdin:5:9-12: Error: syntax error, unexpected rule\n\t\tbogus rule\n\t\t      ^^^^\n")]);
     let e = super::apply(&a, &mut b.seams()).unwrap_err();
     assert_eq!(e.subject, "nft");
     assert_eq!(e.severity, crate::apply::Severity::Fatal);
     assert!(
-        e.message.starts_with("nft rejected the rule set: /dev/stdin:5:9-12: Error: syntax error, unexpected rule (line 5: `table inet nasboot {`)"),
+        e.message.starts_with(
+            "nft rejected the rule set: /dev/stdin:5:9-12: Error: syntax error, unexpected rule (line 5: `table inet nasboot {`)"
+        ),
         "{e}"
     );
     assert!(e.message.ends_with("loaded the fallback rule set instead (nftables: loopback and LAN only)"), "{e}");
@@ -266,7 +284,15 @@ fn fallback_uses_the_other_backend_when_its_own_fails_too() {
     b.runner.answers = VecDeque::from([fail("nft: kernel says no\n"), fail("nft: kernel says no\n")]);
     let e = super::apply(&a, &mut b.seams()).unwrap_err();
     assert!(e.message.contains("loaded the fallback rule set instead (iptables"), "{e}");
-    assert_eq!(b.effects()[2..], ["run iptables-restore --test --noflush", "run ip6tables-restore --test --noflush", "run iptables-restore --noflush", "run ip6tables-restore --noflush"]);
+    assert_eq!(
+        b.effects()[2..],
+        [
+            "run iptables-restore --test --noflush",
+            "run ip6tables-restore --test --noflush",
+            "run iptables-restore --noflush",
+            "run ip6tables-restore --noflush"
+        ]
+    );
 }
 
 #[test]
@@ -366,7 +392,8 @@ fn unconfirmed_apply_rolls_back_after_the_timeout() {
     .unwrap_err();
     assert_eq!(e.to_string(), "firewall: not confirmed within 2 s: the previous rule set is back");
     assert_eq!(slept, Duration::from_secs(2));
-    let previous = format!("table inet nasboot {{}}\ndelete table inet nasboot\n{before}table ip nasboot_nat {{}}\ndelete table ip nasboot_nat\n");
+    let previous =
+        format!("table inet nasboot {{}}\ndelete table inet nasboot\n{before}table ip nasboot_nat {{}}\ndelete table ip nasboot_nat\n");
     assert_eq!(b.runner.stdins.last().unwrap(), previous.as_bytes());
     assert_eq!(b.files.files[Path::new(crate::paths::FIREWALL_PREVIOUS)], previous.as_bytes());
     assert_eq!(b.files.files[Path::new(crate::paths::FIREWALL_PENDING)], b"");
@@ -380,7 +407,14 @@ fn iptables_rollback_restores_saved_tables_and_empties_the_rest() {
     b.runner.answers = VecDeque::from([ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"), ok("")]);
     let prev = apply::save_previous(&rules, &mut b.seams()).unwrap();
     assert!(!prev.noflush);
-    assert_eq!(prev.v4(), format!("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n{}{}", "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n", "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n"));
+    assert_eq!(
+        prev.v4(),
+        format!(
+            "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n{}{}",
+            "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n",
+            "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n"
+        )
+    );
     assert!(prev.v6().starts_with("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n*raw\n"));
     apply::check_and_load(&prev, &mut b.seams()).unwrap();
     assert_eq!(
