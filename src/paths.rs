@@ -9,8 +9,6 @@ pub const PROC_SYS: &str = "/proc/sys";
 pub const SYS_BLOCK: &str = "/sys/block";
 /// The NFS export table.
 pub const EXPORTS: &str = "/etc/exports";
-/// Drop-in export files.
-pub const EXPORTS_D: &str = "/etc/exports.d";
 /// nfsd's control files.
 pub const PROC_NFSD: &str = "/proc/fs/nfsd";
 /// Debian's nfs-kernel-server defaults.
@@ -19,10 +17,6 @@ pub const DEFAULT_NFS_KERNEL_SERVER: &str = "/etc/default/nfs-kernel-server";
 pub const NFS_CONF: &str = "/etc/nfs.conf";
 /// The Samba include nasboot renders.
 pub const SMB_INCLUDE: &str = "/etc/samba/nasboot.conf";
-/// Persistent state (reset history, confirm state). Must survive a reboot.
-pub const STATE_DIR: &str = "/var/lib/nasboot";
-/// Run-time state (pidfile, firewall rollback copy).
-pub const RUN_DIR: &str = "/run/nasboot";
 /// Watchdog devices, in the order tried when the profile names none.
 pub const WATCHDOG_DEVICES: [&str; 2] = ["/dev/watchdog0", "/dev/watchdog"];
 /// The watchdog class in sysfs (min/max timeout on newer kernels).
@@ -48,5 +42,5 @@ pub const PROC_MEMINFO: &str = "/proc/meminfo";
 pub const SYS_CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
 /// Run-time files of other daemons (DHCP client pidfiles).
 pub const RUN: &str = "/run";
-/// The reset history (watchdog::history), under STATE_DIR.
+/// The reset history (watchdog::history); persistent state, must survive a reboot.
 pub const RESET_HISTORY: &str = "/var/lib/nasboot/resets";

@@ -11,11 +11,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use nasboot::config::watchdog::Watchdog as Config;
-use nasboot::seam::watchdog::{Support, WatchdogDevice};
-use nasboot::watchdog::daemon::{self, Host, Outcome, Sig};
-use nasboot::watchdog::health::Failure;
-use nasboot::watchdog::LinuxWatchdog;
+use nasboot::daemon_test::{self as daemon, Config, Failure, Host, LinuxWatchdog, Outcome, Sig, Support, WatchdogDevice};
 
 struct Counting;
 
@@ -136,7 +132,7 @@ impl Host for TickHost {
 
 fn config() -> Config {
     let text = b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\ninterval = 2\n";
-    *nasboot::config::parse_bytes("t.toml", text).unwrap().profile.watchdog.unwrap()
+    *daemon::parse_bytes("t.toml", text).unwrap().profile.watchdog.unwrap()
 }
 
 fn run(ioctl_errno: Option<i32>) -> (u64, usize) {

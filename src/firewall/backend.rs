@@ -30,14 +30,6 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The tool that loads the rule set (and the IPv6 one, for iptables).
-    pub fn tools(self) -> &'static [&'static str] {
-        match self {
-            Backend::Nftables => &["nft"],
-            Backend::Iptables => &["iptables-restore", "ip6tables-restore"],
-        }
-    }
-
     /// The other one, for the last-resort fallback.
     pub fn other(self) -> Backend {
         match self {

@@ -38,7 +38,7 @@ impl Files for DryRunFiles {
             Ok(old) if old == data => Ok(Replaced::Unchanged),
             Ok(_) => {
                 say(format_args!("replace {} ({} bytes), keeping {}.bak", path.display(), data.len(), path.display()));
-                Ok(Replaced::Replaced)
+                Ok(Replaced::BackedUp)
             }
             Err(_) => {
                 say(format_args!("create {} ({} bytes)", path.display(), data.len()));

@@ -49,7 +49,7 @@ impl Files for FakeFiles {
                 let mut bak = path.as_os_str().to_os_string();
                 bak.push(".bak");
                 self.files.insert(PathBuf::from(bak), o);
-                Replaced::Replaced
+                Replaced::BackedUp
             }
             None => Replaced::Created,
         };

@@ -32,8 +32,8 @@ pub enum Replaced {
     Unchanged,
     /// There was no file; it was created.
     Created,
-    /// The old file was kept as a backup and replaced.
-    Replaced,
+    /// The old file was kept as a backup (`PATH.bak`) and replaced.
+    BackedUp,
 }
 
 /// Files. Paths are the board's absolute paths; implementations relocate them.

@@ -56,16 +56,21 @@ pub struct WatchdogInfo {
 const INT: usize = core::mem::size_of::<core::ffi::c_int>();
 
 pub const WDIOC_GETSUPPORT: u32 = ior(b'W', 0, core::mem::size_of::<WatchdogInfo>());
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
 pub const WDIOC_GETSTATUS: u32 = ior(b'W', 1, INT);
 pub const WDIOC_GETBOOTSTATUS: u32 = ior(b'W', 2, INT);
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
 pub const WDIOC_GETTEMP: u32 = ior(b'W', 3, INT);
 /// Read direction in the header, although the kernel reads the caller's int.
 pub const WDIOC_SETOPTIONS: u32 = ior(b'W', 4, INT);
 pub const WDIOC_KEEPALIVE: u32 = ior(b'W', 5, INT);
 pub const WDIOC_SETTIMEOUT: u32 = iowr(b'W', 6, INT);
 pub const WDIOC_GETTIMEOUT: u32 = ior(b'W', 7, INT);
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
 pub const WDIOC_SETPRETIMEOUT: u32 = iowr(b'W', 8, INT);
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
 pub const WDIOC_GETPRETIMEOUT: u32 = ior(b'W', 9, INT);
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
 pub const WDIOC_GETTIMELEFT: u32 = ior(b'W', 10, INT);
 
 /// `watchdog_info.options` and boot status bits.
@@ -85,6 +90,7 @@ pub const WDIOF_KEEPALIVEPING: u32 = 0x8000;
 /// `WDIOC_SETOPTIONS` values.
 pub const WDIOS_DISABLECARD: u32 = 0x0001;
 pub const WDIOS_ENABLECARD: u32 = 0x0002;
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
 pub const WDIOS_TEMPPANIC: u32 = 0x0004;
 
 /// Names of the option bits, for logs.
