@@ -15,7 +15,7 @@
 //! every effect, so tests can assert that nothing was applied.
 
 pub mod dryrun;
-#[cfg(any(test, feature = "fakes"))]
+#[cfg(test)]
 pub mod fake;
 pub mod netif;
 pub mod real;
