@@ -38,11 +38,11 @@ use crate::seam::{Cmd, Output, Seams};
 /// on MIPS routers, so be generous.
 const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often `--confirm` looks for the confirmation.
-pub const POLL: Duration = Duration::from_millis(200);
+pub(crate) const POLL: Duration = Duration::from_millis(200);
 
 /// Why a rule set did not load.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     /// The tool is not on PATH; nothing was changed.
     Missing(&'static str),
     /// The tool refused the rule set (check or load); `detail` quotes its
@@ -77,7 +77,7 @@ fn run(seams: &mut Seams<'_>, tool: &'static str, args: &[&str], stdin: Option<&
 /// The first line of a tool's complaint, and the line of `text` it points
 /// at. nft says `/dev/stdin:12:3-9: Error: ...`; iptables-restore says
 /// `line 12 failed` or `Error occurred at line: 12`.
-pub fn explain(stderr: &[u8], text: &str) -> String {
+pub(crate) fn explain(stderr: &[u8], text: &str) -> String {
     let err = String::from_utf8_lossy(stderr);
     let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("(no message)").trim();
     let line_no = err.lines().find_map(line_number);
@@ -115,7 +115,7 @@ fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError>
 
 /// Check, then load, one rule set. Nothing is changed unless every check
 /// passed (for iptables: both families are checked before either loads).
-pub fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), LoadError> {
+pub(crate) fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), LoadError> {
     match rs.backend {
         Backend::Nftables => {
             if seams.runner.which("nft").is_none() {
@@ -174,7 +174,7 @@ fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'
 /// place of the ingress hooks `hook = "auto"` took) if given, and
 /// succeed; failing that, with `fallback_lan`, load the fallback and fail.
 /// A missing tool changes nothing.
-pub fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let e = match check_and_load(rules, seams) {
         Ok(()) => return Ok(()),
         Err(e) => e,
@@ -200,7 +200,7 @@ pub fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&If
 
 /// Load the emergency rule set (a profile that cannot be read at boot):
 /// with `backend`, or failing that the other one.
-pub fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, StepError> {
+pub(crate) fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, StepError> {
     let mut why = String::new();
     for b in [backend, backend.other()] {
         match check_and_load(&super::emergency(b, ipv6), seams) {
@@ -219,7 +219,7 @@ pub fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Re
 /// For the boot scripts when the profile cannot be read: choose a backend
 /// from what the board offers (as `auto` would) and load the emergency
 /// rule set (see the module documentation of `firewall`).
-pub fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, StepError> {
+pub(crate) fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, StepError> {
     let offer = super::backend::Offer {
         kernel: seams.sysctl.get("kernel.osrelease").ok().and_then(|r| super::backend::kernel_version(&r)),
         nft: seams.runner.which("nft").is_some(),
@@ -274,7 +274,7 @@ fn iptables_save(seams: &mut Seams<'_>, tool: &'static str, new: &str, text: &mu
 }
 
 /// The rule set that puts back what is loaded now, for a rollback.
-pub fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, LoadError> {
+pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, LoadError> {
     match new.backend {
         Backend::Nftables => {
             let mut text = String::from("table inet nasboot {}\ndelete table inet nasboot\n");
@@ -301,7 +301,7 @@ pub fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, Lo
 }
 
 /// `--confirm`: how long, and the token this apply waits for.
-pub struct Confirm<'a> {
+pub(crate) struct Confirm<'a> {
     pub seconds: u32,
     pub token: &'a str,
 }
@@ -317,7 +317,7 @@ fn write(seams: &mut Seams<'_>, path: &str, data: &[u8]) -> Result<(), StepError
 /// Apply with `--confirm` (see the module documentation). `sleep` waits
 /// between polls (the real clock in `main`, a counter in tests); `say`
 /// tells the operator what to do.
-pub fn load_confirmed(
+pub(crate) fn load_confirmed(
     rules: &RuleSet,
     instead: Option<&RuleSet>,
     fallback_lan: Option<&Ifaces>,
@@ -364,7 +364,7 @@ pub fn load_confirmed(
 }
 
 /// `nasboot firewall confirm`: confirm the waiting apply, if any.
-pub fn confirm(seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn confirm(seams: &mut Seams<'_>) -> Result<(), StepError> {
     let token = read_text(seams, paths::FIREWALL_PENDING);
     if token.is_empty() {
         return Err(StepError::fatal("firewall confirm", "no `firewall apply --confirm` is waiting"));

@@ -114,7 +114,7 @@ fn base_chain(out: &mut String, name: &str, hook: &str, priority: i32, policy: &
 }
 
 /// Render the rule set for `m` into `out`.
-pub fn render(m: &Model, out: &mut String) -> fmt::Result {
+pub(crate) fn render(m: &Model, out: &mut String) -> fmt::Result {
     writeln!(out, "#!/usr/sbin/nft -f")?;
     let hook = if m.ingress { ", ingress hooks" } else { "" };
     writeln!(out, "# nasboot firewall: profile {}{hook} (nftables)", kind_name(m.kind))?;
@@ -235,7 +235,7 @@ fn kind_name(k: Kind) -> &'static str {
 
 /// The fallback when the configured rule set does not load: loopback and
 /// the LAN interfaces accepted, everything else dropped, nothing forwarded.
-pub fn render_fallback(lan: &Ifaces, out: &mut String) -> fmt::Result {
+pub(crate) fn render_fallback(lan: &Ifaces, out: &mut String) -> fmt::Result {
     out.push_str("# nasboot firewall: fallback (the configured rule set did not load)\n");
     out.push_str("table inet nasboot {}\ndelete table inet nasboot\ntable inet nasboot {\n");
     base_chain(out, "input", "input", 0, "drop")?;
@@ -256,7 +256,7 @@ pub fn render_fallback(lan: &Ifaces, out: &mut String) -> fmt::Result {
 /// the box opened (this engages conntrack, which is acceptable in an
 /// emergency), essential ICMP and ICMPv6 (neighbour discovery), and
 /// nothing else. The serial console is the way in.
-pub fn render_emergency(out: &mut String) -> fmt::Result {
+pub(crate) fn render_emergency(out: &mut String) -> fmt::Result {
     out.push_str("# nasboot firewall: emergency (the profile could not be read)\n");
     out.push_str("table inet nasboot {}\ndelete table inet nasboot\ntable inet nasboot {\n");
     base_chain(out, "input", "input", 0, "drop")?;
