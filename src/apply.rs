@@ -12,7 +12,7 @@ use crate::{firewall, net, nfs, storage, sysctl, watchdog};
 
 /// How bad a failed step is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
+pub(crate) enum Severity {
     /// A knob did not take; the boot carries on (exit 3).
     Partial,
     /// The step could not be done at all (exit 1).
@@ -21,7 +21,7 @@ pub enum Severity {
 
 /// A step that failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StepError {
+pub(crate) struct StepError {
     /// What it was about: "eth0 mtu", "/etc/exports", "nft".
     pub subject: String,
     pub message: String,
@@ -29,10 +29,10 @@ pub struct StepError {
 }
 
 impl StepError {
-    pub fn partial(subject: impl Into<String>, message: impl fmt::Display) -> StepError {
+    pub(crate) fn partial(subject: impl Into<String>, message: impl fmt::Display) -> StepError {
         StepError { subject: subject.into(), message: message.to_string(), severity: Severity::Partial }
     }
-    pub fn fatal(subject: impl Into<String>, message: impl fmt::Display) -> StepError {
+    pub(crate) fn fatal(subject: impl Into<String>, message: impl fmt::Display) -> StepError {
         StepError { subject: subject.into(), message: message.to_string(), severity: Severity::Fatal }
     }
 }
@@ -44,7 +44,7 @@ impl fmt::Display for StepError {
 }
 
 /// What an apply did.
-pub struct Report {
+pub(crate) struct Report {
     pub status: Status,
     pub errors: Vec<StepError>,
     /// The watchdog, if the plan opened one; still armed.
@@ -52,7 +52,7 @@ pub struct Report {
 }
 
 /// Apply every action in order.
-pub fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
+pub(crate) fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
     let mut report = Report { status: Status::Ok, errors: Vec::new(), watchdog: None };
     for action in &plan.actions {
         if let Some(dog) = report.watchdog.as_mut() {

@@ -82,7 +82,7 @@ impl From<lexopt::Error> for UsageError {
     }
 }
 
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 nasboot: NICs, a minimal firewall, NFS exports and the hardware watchdog
 for slow NAS and router boards, from one TOML profile.
 

@@ -7,6 +7,8 @@
 //! [`apply`] carries the plan out through the [`seam`]s passed in from
 //! `main`. `cmd` holds one file per subcommand.
 
+#![warn(unreachable_pub)]
+
 // Every module is private: the binary (src/main.rs) is the library's
 // only user, so what it does not reach is dead code, and rustc says so.
 mod apply;

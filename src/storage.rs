@@ -11,7 +11,7 @@ use crate::seam::Seams;
 
 /// Set a device's read-ahead.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
+pub(crate) struct Action {
     pub device: String,
     pub read_ahead_kb: u32,
     pub from: Option<u32>,
@@ -32,11 +32,11 @@ fn knob(device: &str) -> PathBuf {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub read_ahead_kb: Vec<(String, Option<u32>)>,
 }
 
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let read_ahead_kb = p
         .storage
         .iter()
@@ -49,7 +49,7 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     Observed { read_ahead_kb }
 }
 
-pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
+pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     p.storage
         .iter()
         .filter_map(|s| {
@@ -61,7 +61,7 @@ pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
         .collect()
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let value = format!("{}\n", a.read_ahead_kb);
     seams.files.write_kernel(&knob(&a.device), value.as_bytes()).map_err(|e| StepError::partial(format!("{} read_ahead_kb", a.device), e))
 }

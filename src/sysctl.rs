@@ -22,7 +22,7 @@ use crate::config::Profile;
 use crate::seam::Seams;
 
 /// The "slow-cpu-nas" preset.
-pub const SLOW_CPU_NAS: &[(&str, &str)] = &[
+pub(crate) const SLOW_CPU_NAS: &[(&str, &str)] = &[
     ("net.core.rmem_max", "1048576"),
     ("net.core.wmem_max", "1048576"),
     ("net.ipv4.tcp_rmem", "4096 87380 1048576"),
@@ -34,7 +34,7 @@ pub const SLOW_CPU_NAS: &[(&str, &str)] = &[
 
 /// Set one sysctl.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
+pub(crate) struct Action {
     pub key: String,
     pub value: String,
     /// The current value, if it could be read.
@@ -51,7 +51,7 @@ impl fmt::Display for Action {
 }
 
 /// The wanted values, in order: the preset, then the profile's own (which win).
-pub fn wanted(p: &Profile) -> Vec<(String, String)> {
+pub(crate) fn wanted(p: &Profile) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     let preset: &[(&str, &str)] = match p.sysctl.preset {
         Some(SysctlPreset::SlowCpuNas) => SLOW_CPU_NAS,
@@ -71,11 +71,11 @@ pub fn wanted(p: &Profile) -> Vec<(String, String)> {
 
 /// Current values of the wanted keys (absent if unreadable).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub values: Vec<(String, Option<String>)>,
 }
 
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     Observed {
         values: wanted(p)
             .into_iter()
@@ -92,7 +92,7 @@ fn same(a: &str, b: &str) -> bool {
     a.split_whitespace().eq(b.split_whitespace())
 }
 
-pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
+pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     wanted(p)
         .into_iter()
         .filter_map(|(key, value)| {
@@ -105,7 +105,7 @@ pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
         .collect()
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     seams.sysctl.set(&a.key, &a.value).map_err(|e| StepError::partial(format!("sysctl {}", a.key), e))
 }
 

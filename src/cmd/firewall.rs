@@ -17,7 +17,7 @@ use crate::exit::Status;
 use crate::firewall::{self, apply::Confirm, Action};
 use crate::seam::Seams;
 
-pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     if sub == FirewallCommand::Confirm {
         // Confirming needs no profile: it only answers a waiting apply.
         return match firewall::apply::confirm(seams) {

@@ -17,7 +17,7 @@ use crate::exit::Status;
 use crate::seam::Seams;
 use crate::watchdog::{device, history, LinuxWatchdog};
 
-pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     match start(cli, seams, io) {
         Ok((dog, cfg, safe)) => crate::watchdog::serve(dog, &cfg, seams, Path::new(&cli.config), safe),
         Err(status) => status,

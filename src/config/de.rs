@@ -45,7 +45,7 @@ enum Segment {
 
 impl Error {
     /// The key path, outermost first: `a.b[2].c`; empty at the top level.
-    pub fn key(&self) -> String {
+    pub(super) fn key(&self) -> String {
         let mut key = String::new();
         for seg in self.rev_path.iter().rev() {
             match seg {

@@ -5,8 +5,8 @@ use serde::Deserialize;
 use super::types::Port;
 
 /// Services per zone, and custom ports per zone.
-pub const MAX_SERVICES: usize = 16;
-pub const MAX_PORTS: usize = 32;
+pub(crate) const MAX_SERVICES: usize = 16;
+pub(crate) const MAX_PORTS: usize = 32;
 
 /// The firewall profile.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]

@@ -8,8 +8,8 @@ use super::types::{AbsPath, IfName, IpNet, Name};
 use super::{ConfigError, Profile, Source, Warning};
 
 /// Exports per profile, clients per export.
-pub const MAX_EXPORTS: usize = 16;
-pub const MAX_CLIENTS: usize = 8;
+pub(crate) const MAX_EXPORTS: usize = 16;
+pub(crate) const MAX_CLIENTS: usize = 8;
 
 /// NFS protocol versions nfsd may offer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
@@ -133,9 +133,9 @@ fn yes() -> bool {
 }
 
 /// Samba shares per profile.
-pub const MAX_SHARES: usize = 8;
+pub(crate) const MAX_SHARES: usize = 8;
 /// Users per share.
-pub const MAX_USERS: usize = 8;
+pub(crate) const MAX_USERS: usize = 8;
 
 /// `[samba]`: an smb.conf include (paths::SMB_INCLUDE) tuned for slow
 /// CPUs and bound to the LAN. See `nfs::samba` for what each key renders.
@@ -348,7 +348,7 @@ fn samba(p: &Profile, s: &Samba, src: &Source<'_>) -> Result<(), ConfigError> {
 
 /// The networks of the static addresses on role = "lan" interfaces: the
 /// default NFS clients.
-pub fn lan_networks(p: &Profile) -> Vec<IpNet> {
+pub(crate) fn lan_networks(p: &Profile) -> Vec<IpNet> {
     let mut out: Vec<IpNet> = Vec::new();
     for iface in p.interface.iter().filter(|i| i.role == Role::Lan) {
         for a in &iface.address {

@@ -26,7 +26,7 @@ fn line_and_column_are_one_based() {
 }
 
 /// (name, profile text, line, column, key, part of the message)
-pub const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
+pub(crate) const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("ifname 16 bytes", "[board]\nname = \"t\"\n[[interface]]\nname = \"abcdefghijklmnop\"\nrole = \"lan\"\n", 4, 8, "interface[0].name", "16 bytes"),
     ("prefix /33", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\naddress = [\"10.0.0.1/33\"]\n", 6, 12, "interface[0].address[0]", "/33"),
     ("port 70000", "[board]\nname = \"t\"\n[firewall]\nlan_tcp_ports = [22, 70000]\n", 4, 22, "firewall.lan_tcp_ports[1]", "70000"),

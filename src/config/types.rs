@@ -116,7 +116,7 @@ impl IpNet {
 }
 
 /// The netmask for an IPv4 prefix length (0..=32).
-pub fn mask_v4(prefix: u8) -> u32 {
+pub(crate) fn mask_v4(prefix: u8) -> u32 {
     if prefix == 0 {
         0
     } else {
@@ -169,7 +169,7 @@ impl Port {
 
 /// Deserialise an integer and check it lies in `lo..=hi`; the error names
 /// `what` and the range.
-pub fn int_in_range<'de, D: Deserializer<'de>>(d: D, lo: i64, hi: i64, what: &'static str) -> Result<i64, D::Error> {
+pub(crate) fn int_in_range<'de, D: Deserializer<'de>>(d: D, lo: i64, hi: i64, what: &'static str) -> Result<i64, D::Error> {
     struct V(i64, i64, &'static str);
     impl de::Visitor<'_> for V {
         type Value = i64;

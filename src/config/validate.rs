@@ -19,7 +19,7 @@ impl fmt::Display for Warning {
 }
 
 /// Check the whole profile. The first error stops validation.
-pub fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigError> {
+pub(crate) fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigError> {
     let mut warnings = Vec::new();
     interfaces(p, src)?;
     firewall(p, src, &mut warnings)?;

@@ -26,39 +26,39 @@ use crate::config::types::IfName;
 use crate::seam::netif::Netif;
 
 /// The socket ioctl (include/uapi/linux/sockios.h).
-pub const SIOCETHTOOL: u32 = 0x8946;
+pub(crate) const SIOCETHTOOL: u32 = 0x8946;
 
 /// ETHTOOL_* command numbers.
-pub mod cmd {
-    pub const GSET: u32 = 0x01;
-    pub const SSET: u32 = 0x02;
-    pub const GCOALESCE: u32 = 0x0e;
-    pub const SCOALESCE: u32 = 0x0f;
-    pub const GRINGPARAM: u32 = 0x10;
-    pub const SRINGPARAM: u32 = 0x11;
-    pub const GPAUSEPARAM: u32 = 0x12;
-    pub const SPAUSEPARAM: u32 = 0x13;
-    pub const GRXCSUM: u32 = 0x14;
-    pub const SRXCSUM: u32 = 0x15;
-    pub const GTXCSUM: u32 = 0x16;
-    pub const STXCSUM: u32 = 0x17;
-    pub const GSG: u32 = 0x18;
-    pub const SSG: u32 = 0x19;
-    pub const GSTRINGS: u32 = 0x1b;
-    pub const GTSO: u32 = 0x1e;
-    pub const STSO: u32 = 0x1f;
-    pub const GGSO: u32 = 0x23;
-    pub const SGSO: u32 = 0x24;
-    pub const GGRO: u32 = 0x2b;
-    pub const SGRO: u32 = 0x2c;
-    pub const GSSET_INFO: u32 = 0x37;
-    pub const GFEATURES: u32 = 0x3a;
-    pub const SFEATURES: u32 = 0x3b;
-    pub const GLINKSETTINGS: u32 = 0x4c;
-    pub const SLINKSETTINGS: u32 = 0x4d;
+pub(crate) mod cmd {
+    pub(crate) const GSET: u32 = 0x01;
+    pub(crate) const SSET: u32 = 0x02;
+    pub(crate) const GCOALESCE: u32 = 0x0e;
+    pub(crate) const SCOALESCE: u32 = 0x0f;
+    pub(crate) const GRINGPARAM: u32 = 0x10;
+    pub(crate) const SRINGPARAM: u32 = 0x11;
+    pub(crate) const GPAUSEPARAM: u32 = 0x12;
+    pub(crate) const SPAUSEPARAM: u32 = 0x13;
+    pub(crate) const GRXCSUM: u32 = 0x14;
+    pub(crate) const SRXCSUM: u32 = 0x15;
+    pub(crate) const GTXCSUM: u32 = 0x16;
+    pub(crate) const STXCSUM: u32 = 0x17;
+    pub(crate) const GSG: u32 = 0x18;
+    pub(crate) const SSG: u32 = 0x19;
+    pub(crate) const GSTRINGS: u32 = 0x1b;
+    pub(crate) const GTSO: u32 = 0x1e;
+    pub(crate) const STSO: u32 = 0x1f;
+    pub(crate) const GGSO: u32 = 0x23;
+    pub(crate) const SGSO: u32 = 0x24;
+    pub(crate) const GGRO: u32 = 0x2b;
+    pub(crate) const SGRO: u32 = 0x2c;
+    pub(crate) const GSSET_INFO: u32 = 0x37;
+    pub(crate) const GFEATURES: u32 = 0x3a;
+    pub(crate) const SFEATURES: u32 = 0x3b;
+    pub(crate) const GLINKSETTINGS: u32 = 0x4c;
+    pub(crate) const SLINKSETTINGS: u32 = 0x4d;
 
     /// A command's name for logs: "ETHTOOL_SRINGPARAM".
-    pub fn name(c: u32) -> &'static str {
+    pub(crate) fn name(c: u32) -> &'static str {
         match c {
             GSET => "ETHTOOL_GSET",
             SSET => "ETHTOOL_SSET",
@@ -91,44 +91,44 @@ pub mod cmd {
     }
 
     /// The commands that change something (for the dry-run seam).
-    pub const SETTERS: [u32; 12] =
+    pub(crate) const SETTERS: [u32; 12] =
         [SSET, SCOALESCE, SRINGPARAM, SPAUSEPARAM, SRXCSUM, STXCSUM, SSG, STSO, SGSO, SGRO, SFEATURES, SLINKSETTINGS];
 }
 
 /// The string set of feature names (enum ethtool_stringset).
-pub const ETH_SS_FEATURES: u32 = 4;
+pub(crate) const ETH_SS_FEATURES: u32 = 4;
 /// Length of one string in ETHTOOL_GSTRINGS.
-pub const ETH_GSTRING_LEN: usize = 32;
+pub(crate) const ETH_GSTRING_LEN: usize = 32;
 /// ETHTOOL_SFEATURES result bit: some requested features cannot change.
-pub const ETHTOOL_F_UNSUPPORTED: u32 = 1 << 0;
+pub(crate) const ETHTOOL_F_UNSUPPORTED: u32 = 1 << 0;
 /// DUPLEX_HALF / DUPLEX_FULL / DUPLEX_UNKNOWN.
-pub const DUPLEX_HALF: u8 = 0;
-pub const DUPLEX_FULL: u8 = 1;
+pub(crate) const DUPLEX_HALF: u8 = 0;
+pub(crate) const DUPLEX_FULL: u8 = 1;
 /// SPEED_UNKNOWN.
-pub const SPEED_UNKNOWN: u32 = u32::MAX;
+pub(crate) const SPEED_UNKNOWN: u32 = u32::MAX;
 
 /// Plain old data: `#[repr(C)]`, no padding the kernel would not expect,
 /// every bit pattern valid.
 ///
 /// # Safety
 /// Implement only for `#[repr(C)]` structs made of integers.
-pub unsafe trait Pod: Copy + Default {}
+pub(crate) unsafe trait Pod: Copy + Default {}
 
 /// The bytes of a command structure, for the seam.
-pub fn bytes_mut<T: Pod>(t: &mut T) -> &mut [u8] {
+pub(crate) fn bytes_mut<T: Pod>(t: &mut T) -> &mut [u8] {
     // SAFETY: T is Pod: plain integers, any bytes are a valid T.
     unsafe { std::slice::from_raw_parts_mut((t as *mut T).cast::<u8>(), std::mem::size_of::<T>()) }
 }
 
 /// A command structure read back from the front of a byte buffer.
-pub fn read<T: Pod>(b: &[u8]) -> T {
+pub(crate) fn read<T: Pod>(b: &[u8]) -> T {
     assert!(b.len() >= std::mem::size_of::<T>(), "ethtool buffer too short");
     // SAFETY: length checked; T is Pod; read_unaligned copes with any alignment.
     unsafe { std::ptr::read_unaligned(b.as_ptr().cast::<T>()) }
 }
 
 /// Write a command structure to the front of a byte buffer.
-pub fn write<T: Pod>(b: &mut [u8], t: &T) {
+pub(crate) fn write<T: Pod>(b: &mut [u8], t: &T) {
     assert!(b.len() >= std::mem::size_of::<T>(), "ethtool buffer too short");
     // SAFETY: length checked; T is Pod.
     unsafe { std::ptr::write_unaligned(b.as_mut_ptr().cast::<T>(), *t) }
@@ -137,7 +137,7 @@ pub fn write<T: Pod>(b: &mut [u8], t: &T) {
 /// struct ethtool_value: the legacy per-offload commands.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Value {
+pub(crate) struct Value {
     pub cmd: u32,
     pub data: u32,
 }
@@ -145,7 +145,7 @@ pub struct Value {
 /// struct ethtool_ringparam.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RingParam {
+pub(crate) struct RingParam {
     pub cmd: u32,
     pub rx_max_pending: u32,
     pub rx_mini_max_pending: u32,
@@ -160,7 +160,7 @@ pub struct RingParam {
 /// struct ethtool_coalesce.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Coalesce {
+pub(crate) struct Coalesce {
     pub cmd: u32,
     pub rx_coalesce_usecs: u32,
     pub rx_max_coalesced_frames: u32,
@@ -189,7 +189,7 @@ pub struct Coalesce {
 /// struct ethtool_pauseparam.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PauseParam {
+pub(crate) struct PauseParam {
     pub cmd: u32,
     pub autoneg: u32,
     pub rx_pause: u32,
@@ -200,7 +200,7 @@ pub struct PauseParam {
 /// only way on older kernels).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LegacyCmd {
+pub(crate) struct LegacyCmd {
     pub cmd: u32,
     pub supported: u32,
     pub advertising: u32,
@@ -224,7 +224,7 @@ pub struct LegacyCmd {
 /// `link_mode_masks[3 * nwords]` (u32 each).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinkSettings {
+pub(crate) struct LinkSettings {
     pub cmd: u32,
     pub speed: u32,
     pub duplex: u8,
@@ -245,7 +245,7 @@ pub struct LinkSettings {
 /// struct ethtool_sset_info, with room for one answer (one bit asked).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SsetInfo {
+pub(crate) struct SsetInfo {
     pub cmd: u32,
     pub reserved: u32,
     pub sset_mask: u64,
@@ -255,7 +255,7 @@ pub struct SsetInfo {
 /// struct ethtool_gstrings header; `len * ETH_GSTRING_LEN` bytes follow.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GStrings {
+pub(crate) struct GStrings {
     pub cmd: u32,
     pub string_set: u32,
     pub len: u32,
@@ -264,7 +264,7 @@ pub struct GStrings {
 /// struct ethtool_gfeatures / ethtool_sfeatures header; `size` blocks follow.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FeaturesHeader {
+pub(crate) struct FeaturesHeader {
     pub cmd: u32,
     pub size: u32,
 }
@@ -272,7 +272,7 @@ pub struct FeaturesHeader {
 /// struct ethtool_get_features_block.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GetFeaturesBlock {
+pub(crate) struct GetFeaturesBlock {
     pub available: u32,
     pub requested: u32,
     pub active: u32,
@@ -282,7 +282,7 @@ pub struct GetFeaturesBlock {
 /// struct ethtool_set_features_block.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SetFeaturesBlock {
+pub(crate) struct SetFeaturesBlock {
     pub valid: u32,
     pub requested: u32,
 }
@@ -302,7 +302,7 @@ unsafe impl Pod for GetFeaturesBlock {}
 unsafe impl Pod for SetFeaturesBlock {}
 
 /// Whether an ethtool error means "this driver does not have that knob".
-pub fn unsupported(e: &io::Error) -> bool {
+pub(crate) fn unsupported(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(code) if code == nix::libc::EOPNOTSUPP || code == nix::libc::ENOTSUP)
 }
 
@@ -322,20 +322,20 @@ fn with_cmd<T: Pod>(cmd: u32) -> T {
 
 /// Current and maximum ring sizes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Rings {
+pub(crate) struct Rings {
     pub rx: u32,
     pub rx_max: u32,
     pub tx: u32,
     pub tx_max: u32,
 }
 
-pub fn get_rings(nif: &mut dyn Netif, name: &IfName) -> io::Result<Rings> {
+pub(crate) fn get_rings(nif: &mut dyn Netif, name: &IfName) -> io::Result<Rings> {
     let r: RingParam = call(nif, name, with_cmd(cmd::GRINGPARAM))?;
     Ok(Rings { rx: r.rx_pending, rx_max: r.rx_max_pending, tx: r.tx_pending, tx_max: r.tx_max_pending })
 }
 
 /// Read-modify-write: the other rings (mini, jumbo) keep their values.
-pub fn set_rings(nif: &mut dyn Netif, name: &IfName, rx: Option<u32>, tx: Option<u32>) -> io::Result<()> {
+pub(crate) fn set_rings(nif: &mut dyn Netif, name: &IfName, rx: Option<u32>, tx: Option<u32>) -> io::Result<()> {
     let mut r: RingParam = call(nif, name, with_cmd(cmd::GRINGPARAM))?;
     r.cmd = cmd::SRINGPARAM;
     if let Some(rx) = rx {
@@ -350,12 +350,12 @@ pub fn set_rings(nif: &mut dyn Netif, name: &IfName, rx: Option<u32>, tx: Option
 // ------------------------------------------------------------ coalescing
 
 /// rx-usecs and tx-usecs.
-pub fn get_coalesce(nif: &mut dyn Netif, name: &IfName) -> io::Result<(u32, u32)> {
+pub(crate) fn get_coalesce(nif: &mut dyn Netif, name: &IfName) -> io::Result<(u32, u32)> {
     let c: Coalesce = call(nif, name, with_cmd(cmd::GCOALESCE))?;
     Ok((c.rx_coalesce_usecs, c.tx_coalesce_usecs))
 }
 
-pub fn set_coalesce(nif: &mut dyn Netif, name: &IfName, rx: Option<u32>, tx: Option<u32>) -> io::Result<()> {
+pub(crate) fn set_coalesce(nif: &mut dyn Netif, name: &IfName, rx: Option<u32>, tx: Option<u32>) -> io::Result<()> {
     let mut c: Coalesce = call(nif, name, with_cmd(cmd::GCOALESCE))?;
     c.cmd = cmd::SCOALESCE;
     if let Some(rx) = rx {
@@ -371,7 +371,7 @@ pub fn set_coalesce(nif: &mut dyn Netif, name: &IfName, rx: Option<u32>, tx: Opt
 
 /// Pause-frame settings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pause {
+pub(crate) struct Pause {
     pub autoneg: bool,
     pub rx: bool,
     pub tx: bool,
@@ -384,12 +384,12 @@ impl fmt::Display for Pause {
     }
 }
 
-pub fn get_pause(nif: &mut dyn Netif, name: &IfName) -> io::Result<Pause> {
+pub(crate) fn get_pause(nif: &mut dyn Netif, name: &IfName) -> io::Result<Pause> {
     let p: PauseParam = call(nif, name, with_cmd(cmd::GPAUSEPARAM))?;
     Ok(Pause { autoneg: p.autoneg != 0, rx: p.rx_pause != 0, tx: p.tx_pause != 0 })
 }
 
-pub fn set_pause(nif: &mut dyn Netif, name: &IfName, p: Pause) -> io::Result<()> {
+pub(crate) fn set_pause(nif: &mut dyn Netif, name: &IfName, p: Pause) -> io::Result<()> {
     let raw = PauseParam { cmd: cmd::SPAUSEPARAM, autoneg: p.autoneg.into(), rx_pause: p.rx.into(), tx_pause: p.tx.into() };
     call(nif, name, raw).map(|_| ())
 }
@@ -398,7 +398,7 @@ pub fn set_pause(nif: &mut dyn Netif, name: &IfName, p: Pause) -> io::Result<()>
 
 /// Speed (Mb/s, SPEED_UNKNOWN when there is no link), duplex, autoneg.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinkMode {
+pub(crate) struct LinkMode {
     pub speed: u32,
     pub duplex: u8,
     pub autoneg: bool,
@@ -456,7 +456,7 @@ fn fallback_to_gset(e: &io::Error) -> bool {
     unsupported(e) || e.raw_os_error() == Some(nix::libc::EINVAL)
 }
 
-pub fn get_link_mode(nif: &mut dyn Netif, name: &IfName) -> io::Result<LinkMode> {
+pub(crate) fn get_link_mode(nif: &mut dyn Netif, name: &IfName) -> io::Result<LinkMode> {
     match glinksettings(nif, name) {
         Ok(buf) => {
             let h: LinkSettings = read(&buf);
@@ -473,7 +473,7 @@ pub fn get_link_mode(nif: &mut dyn Netif, name: &IfName) -> io::Result<LinkMode>
 }
 
 /// Change what is given, keep the rest (and the advertised modes).
-pub fn set_link_mode(
+pub(crate) fn set_link_mode(
     nif: &mut dyn Netif,
     name: &IfName,
     speed: Option<u32>,
@@ -520,7 +520,7 @@ pub fn set_link_mode(
 
 /// The offloads a profile can switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Offload {
+pub(crate) enum Offload {
     Tso,
     Gso,
     Gro,
@@ -530,10 +530,10 @@ pub enum Offload {
 }
 
 impl Offload {
-    pub const ALL: [Offload; 6] = [Offload::Tso, Offload::Gso, Offload::Gro, Offload::RxChecksum, Offload::TxChecksum, Offload::Sg];
+    pub(crate) const ALL: [Offload; 6] = [Offload::Tso, Offload::Gso, Offload::Gro, Offload::RxChecksum, Offload::TxChecksum, Offload::Sg];
 
     /// The profile key under `[interface.ethtool]`.
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Offload::Tso => "tso",
             Offload::Gso => "gso",
@@ -547,7 +547,7 @@ impl Offload {
     /// The kernel's ETH_SS_FEATURES names this offload switches together
     /// (as `ethtool -K` does: "tso" is every TCP segmentation feature,
     /// "tx" every transmit checksum feature; accecn is new in 6.18).
-    pub fn features(self) -> &'static [&'static str] {
+    pub(crate) fn features(self) -> &'static [&'static str] {
         match self {
             Offload::Tso => &[
                 "tx-tcp-segmentation",
@@ -567,7 +567,7 @@ impl Offload {
     }
 
     /// The legacy get and set commands.
-    pub fn legacy(self) -> (u32, u32) {
+    pub(crate) fn legacy(self) -> (u32, u32) {
         match self {
             Offload::Tso => (cmd::GTSO, cmd::STSO),
             Offload::Gso => (cmd::GGSO, cmd::SGSO),
@@ -579,7 +579,7 @@ impl Offload {
     }
 
     /// The wanted value in a profile's ethtool table.
-    pub fn wanted(self, e: &crate::config::net::Ethtool) -> Option<bool> {
+    pub(crate) fn wanted(self, e: &crate::config::net::Ethtool) -> Option<bool> {
         match self {
             Offload::Tso => e.tso,
             Offload::Gso => e.gso,
@@ -599,14 +599,14 @@ impl fmt::Display for Offload {
 
 /// The generic feature table: ETH_SS_FEATURES names and their bits.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Features {
+pub(crate) struct Features {
     pub names: Vec<String>,
     pub blocks: Vec<GetFeaturesBlock>,
 }
 
 /// Where an offload stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OffloadState {
+pub(crate) struct OffloadState {
     /// Some(x) when every changeable feature of the group (or, when none
     /// is, every present one) is x; None when mixed.
     pub on: Option<bool>,
@@ -626,7 +626,7 @@ impl Features {
     }
 
     /// None when the kernel has none of the offload's features.
-    pub fn state(&self, off: Offload) -> Option<OffloadState> {
+    pub(crate) fn state(&self, off: Offload) -> Option<OffloadState> {
         let idx = self.indexes(off);
         if idx.is_empty() {
             return None;
@@ -666,7 +666,7 @@ impl Features {
 
 /// ETHTOOL_GSSET_INFO for the feature names, ETHTOOL_GSTRINGS, then
 /// ETHTOOL_GFEATURES.
-pub fn get_features(nif: &mut dyn Netif, name: &IfName) -> io::Result<Features> {
+pub(crate) fn get_features(nif: &mut dyn Netif, name: &IfName) -> io::Result<Features> {
     let info: SsetInfo = call(nif, name, SsetInfo { cmd: cmd::GSSET_INFO, sset_mask: 1 << ETH_SS_FEATURES, ..SsetInfo::default() })?;
     if info.sset_mask & (1 << ETH_SS_FEATURES) == 0 {
         return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
@@ -732,7 +732,7 @@ fn set_features(nif: &mut dyn Netif, name: &IfName, f: &Features, off: Offload, 
 
 /// An offload's state: through the feature table when the kernel has one,
 /// else the legacy command. `Ok(None)`: the kernel knows no such feature.
-pub fn get_offload(nif: &mut dyn Netif, name: &IfName, table: Option<&Features>, off: Offload) -> io::Result<Option<OffloadState>> {
+pub(crate) fn get_offload(nif: &mut dyn Netif, name: &IfName, table: Option<&Features>, off: Offload) -> io::Result<Option<OffloadState>> {
     match table {
         Some(f) => Ok(f.state(off)),
         None => {
@@ -744,7 +744,7 @@ pub fn get_offload(nif: &mut dyn Netif, name: &IfName, table: Option<&Features>,
 
 /// Switch an offload: ETHTOOL_SFEATURES when the kernel has it, else the
 /// legacy command.
-pub fn set_offload(nif: &mut dyn Netif, name: &IfName, off: Offload, on: bool) -> io::Result<()> {
+pub(crate) fn set_offload(nif: &mut dyn Netif, name: &IfName, off: Offload, on: bool) -> io::Result<()> {
     match get_features(nif, name) {
         Ok(f) => set_features(nif, name, &f, off, on),
         Err(e) if unsupported(&e) => call(nif, name, Value { cmd: off.legacy().1, data: on.into() }).map(|_| ()),

@@ -21,13 +21,13 @@
 //! structures and commands), `carrier.rs`, `addr.rs` (addresses and
 //! routes), `dhcp.rs`.
 
-pub mod addr;
-pub mod carrier;
-pub mod dhcp;
-pub mod ethtool;
-pub mod link;
-pub mod sysctl;
-pub mod tuning;
+pub(crate) mod addr;
+pub(crate) mod carrier;
+pub(crate) mod dhcp;
+pub(crate) mod ethtool;
+pub(crate) mod link;
+pub(crate) mod sysctl;
+pub(crate) mod tuning;
 
 #[cfg(test)]
 mod tests;
@@ -44,17 +44,17 @@ use crate::seam::Seams;
 
 /// An errno kept in the observed state (io::Error is neither Clone nor Eq).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Errno(pub i32);
+pub(crate) struct Errno(pub i32);
 
 impl Errno {
-    pub fn of(e: &io::Error) -> Errno {
+    pub(crate) fn of(e: &io::Error) -> Errno {
         Errno(e.raw_os_error().unwrap_or(nix::libc::EIO))
     }
-    pub fn error(self) -> io::Error {
+    pub(crate) fn error(self) -> io::Error {
         io::Error::from_raw_os_error(self.0)
     }
     /// The driver has no such knob.
-    pub fn unsupported(self) -> bool {
+    pub(crate) fn unsupported(self) -> bool {
         ethtool::unsupported(&self.error())
     }
 }
@@ -69,7 +69,7 @@ impl fmt::Display for Errno {
 
 /// One change to one interface (or a route through it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// The interface does not exist: reported, nothing else is done for it.
     Missing {
         name: IfName,
@@ -98,7 +98,7 @@ impl fmt::Display for Action {
 
 /// One profile interface as it is now.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IfObserved {
+pub(crate) struct IfObserved {
     pub name: IfName,
     /// None: no such interface.
     pub link: Option<LinkState>,
@@ -111,7 +111,7 @@ pub struct IfObserved {
 
 /// Each profile interface's current state, and the main routing table.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// (name, state) per profile interface (None: absent or unreadable).
     pub links: Vec<(IfName, Option<LinkState>)>,
     pub ifaces: Vec<IfObserved>,
@@ -125,7 +125,7 @@ impl Default for Observed {
 }
 
 /// Read every profile interface's state (reads only).
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let mut out = Observed::default();
     for iface in &p.interface {
         let name = iface.name.get_ref().clone();
@@ -201,16 +201,16 @@ fn plan_iface(
 }
 
 /// The actions, in order. Pure.
-pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
+pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     plan_all(p, now).0
 }
 
 /// What the plan wants a human to know. Pure.
-pub fn notes(p: &Profile, now: &Observed) -> Vec<String> {
+pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
     plan_all(p, now).1
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
         Action::Missing { name } => Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it")),
         Action::Sysctl(a) => sysctl::apply(a, seams),

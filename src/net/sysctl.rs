@@ -14,7 +14,7 @@ use crate::seam::Seams;
 
 /// Set one per-interface sysctl.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
+pub(crate) struct Action {
     pub name: IfName,
     /// The full dotted key: net.ipv6.conf.eth0.accept_ra.
     pub key: String,
@@ -36,14 +36,14 @@ impl fmt::Display for Action {
 /// A dot inside the interface name (a VLAN such as eth0.2) is written as
 /// `/`, as sysctl(8) does: net.ipv4.conf.eth0/2.rp_filter is
 /// /proc/sys/net/ipv4/conf/eth0.2/rp_filter.
-pub fn full_key(ifname: &IfName, rel: &str) -> String {
+pub(crate) fn full_key(ifname: &IfName, rel: &str) -> String {
     let (family, knob) = rel.split_once('.').unwrap_or(("ipv4", rel));
     let ifname = ifname.as_str().replace('.', "/");
     format!("net.{family}.conf.{ifname}.{knob}")
 }
 
 /// The wanted (key, value) pairs of an interface, in order.
-pub fn wanted(iface: &Interface) -> Vec<(String, String)> {
+pub(crate) fn wanted(iface: &Interface) -> Vec<(String, String)> {
     let name = iface.name.get_ref();
     let mut out: Vec<(String, String)> = iface.sysctl.iter().map(|(k, v)| (full_key(name, k.as_str()), v.to_string())).collect();
     if let Some(ra) = iface.accept_ra {
@@ -56,11 +56,11 @@ pub fn wanted(iface: &Interface) -> Vec<(String, String)> {
 
 /// Current values of the wanted keys (None when unreadable).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub values: Vec<(String, Option<String>)>,
 }
 
-pub fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
     let values = wanted(iface)
         .into_iter()
         .map(|(k, _)| {
@@ -71,7 +71,7 @@ pub fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
     Observed { values }
 }
 
-pub fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {
+pub(crate) fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {
     wanted(iface)
         .into_iter()
         .filter_map(|(key, value)| {
@@ -84,6 +84,6 @@ pub fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {
         .collect()
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     seams.sysctl.set(&a.key, &a.value).map_err(|e| StepError::partial(format!("{} sysctl {}", a.name, a.key), e))
 }

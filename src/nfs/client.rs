@@ -8,7 +8,7 @@ use crate::config::types::IpNet;
 
 /// One client of an export.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Client {
+pub(crate) enum Client {
     /// `*`: everyone.
     Anyone,
     /// An address or network, e.g. 192.168.1.0/24 or fd00::/64.
@@ -23,7 +23,7 @@ impl Client {
     /// Parse one client. Host names follow RFC 1123 letters plus the
     /// exports(5) wildcards; anything with white space, parentheses or
     /// commas is refused since it would change the meaning of the line.
-    pub fn parse(s: &str) -> Result<Client, String> {
+    pub(crate) fn parse(s: &str) -> Result<Client, String> {
         if s == "*" {
             return Ok(Client::Anyone);
         }

@@ -24,7 +24,7 @@ use super::nfsd::version_flags;
 
 /// What the init script files should say.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub threads: u16,
     /// None: leave the versions to nfs-utils' defaults.
     pub versions: Option<Vec<NfsVersion>>,
@@ -32,7 +32,7 @@ pub struct Settings {
 }
 
 /// `/etc/default/nfs-kernel-server` with nasboot's keys set in `existing`.
-pub fn default_file(existing: &str, s: &Settings) -> String {
+pub(crate) fn default_file(existing: &str, s: &Settings) -> String {
     let mut out = String::with_capacity(existing.len() + 64);
     let (mut count_done, mut mountd_done) = (false, false);
     for line in existing.lines() {
@@ -102,7 +102,7 @@ fn mountd_opts(raw: &str, port: u16) -> String {
 }
 
 /// The (section, key, value) triples nasboot owns in nfs.conf.
-pub fn nfs_conf_keys(s: &Settings) -> Vec<(&'static str, String, String)> {
+pub(crate) fn nfs_conf_keys(s: &Settings) -> Vec<(&'static str, String, String)> {
     let mut keys = vec![("nfsd", "threads".to_string(), s.threads.to_string())];
     if let Some(v) = &s.versions {
         for (name, on) in version_flags(v) {
@@ -115,7 +115,7 @@ pub fn nfs_conf_keys(s: &Settings) -> Vec<(&'static str, String, String)> {
 }
 
 /// `/etc/nfs.conf.d/nasboot.conf`.
-pub fn nfs_conf_drop_in(s: &Settings) -> String {
+pub(crate) fn nfs_conf_drop_in(s: &Settings) -> String {
     let mut out = String::from("# Written by nasboot from its profile; changes here are overwritten.\n");
     out.push_str("# nfs-utils reads this after /etc/nfs.conf, so these values win.\n");
     let mut section = "";
@@ -130,7 +130,7 @@ pub fn nfs_conf_drop_in(s: &Settings) -> String {
 }
 
 /// `existing` nfs.conf with nasboot's keys set in place.
-pub fn nfs_conf_in_place(existing: &str, s: &Settings) -> String {
+pub(crate) fn nfs_conf_in_place(existing: &str, s: &Settings) -> String {
     set_ini_keys(existing, &nfs_conf_keys(s))
 }
 
@@ -151,7 +151,7 @@ fn key_of(line: &str) -> Option<&str> {
 /// Set `key=value` in `[section]` for each triple: every uncommented
 /// assignment of the key in that section is replaced; a missing key goes
 /// right after the section header; a missing section is appended.
-pub fn set_ini_keys(existing: &str, keys: &[(&str, String, String)]) -> String {
+pub(crate) fn set_ini_keys(existing: &str, keys: &[(&str, String, String)]) -> String {
     let lines: Vec<&str> = existing.lines().collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + keys.len() + 2);
     let mut done = vec![false; keys.len()];

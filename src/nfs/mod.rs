@@ -13,11 +13,11 @@
 //! Nothing is planned for NFS when the profile has no exports and sets no
 //! nfsd knob, so a board whose exports are managed by hand is left alone.
 
-pub mod client;
-pub mod distro;
-pub mod exports;
-pub mod nfsd;
-pub mod samba;
+pub(crate) mod client;
+pub(crate) mod distro;
+pub(crate) mod exports;
+pub(crate) mod nfsd;
+pub(crate) mod samba;
 
 use std::fmt;
 use std::path::Path;
@@ -31,13 +31,13 @@ use crate::seam::{Cmd, Files, Replaced, Seams};
 use nfsd::Knob;
 
 /// The drop-in export file.
-pub const EXPORTS_DROP_IN: &str = "/etc/exports.d/nasboot.exports";
+pub(crate) const EXPORTS_DROP_IN: &str = "/etc/exports.d/nasboot.exports";
 /// nasboot's nfs.conf drop-in.
-pub const NFS_CONF_DROP_IN: &str = "/etc/nfs.conf.d/nasboot.conf";
+pub(crate) const NFS_CONF_DROP_IN: &str = "/etc/nfs.conf.d/nasboot.conf";
 
 /// One NFS or Samba change.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Replace the export table, then `exportfs -ra` if it changed and
     /// `reload` is set (it is not under `--root`: exportfs always reads
     /// this machine's /etc/exports).
@@ -49,7 +49,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn rendered(&self) -> Option<(String, &str)> {
+    pub(crate) fn rendered(&self) -> Option<(String, &str)> {
         match self {
             Action::Exports { path, text, .. } | Action::WriteFile { path, text } => Some((path.clone(), text)),
             Action::Nfsd { .. } => None,
@@ -80,7 +80,7 @@ impl fmt::Display for Action {
 
 /// The board's NFS and Samba state.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// Current text of each file nasboot may write or check (None: absent).
     pub files: Vec<(&'static str, Option<String>)>,
     /// /etc/nfs.conf.d exists.
@@ -94,7 +94,7 @@ pub struct Observed {
 
 impl Observed {
     /// The current text of a file read by `observe`.
-    pub fn file(&self, path: &str) -> Option<&str> {
+    pub(crate) fn file(&self, path: &str) -> Option<&str> {
         self.files.iter().find(|(p, _)| *p == path).and_then(|(_, t)| t.as_deref())
     }
 }
@@ -113,7 +113,7 @@ fn nfsd_file(knob: &str) -> String {
     format!("{}/{knob}", paths::PROC_NFSD)
 }
 
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let mut now = Observed { relocated: seams.files.relocated(), ..Observed::default() };
     let mut wanted: Vec<&'static str> = Vec::new();
     if uses_nfs(p) {
@@ -142,14 +142,14 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
 }
 
 /// What nfsd will run with on this board.
-pub fn sizing(p: &Profile, now: &Observed) -> nfsd::Sizing {
+pub(crate) fn sizing(p: &Profile, now: &Observed) -> nfsd::Sizing {
     nfsd::sizing(now.mem_total_kib, now.cpus.unwrap_or(1), p.nfs.preset, p.nfs.threads, p.nfs.max_block_size)
 }
 
 /// The actions, in order (export table, nfsd control files with versions
 /// and max_block_size before threads, init script files, Samba), and
 /// notes for the operator.
-pub fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
+pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
     let mut actions = Vec::new();
     let mut notes = Vec::new();
     let write = |actions: &mut Vec<Action>, path: &str, text: String, exports: bool| {
@@ -268,7 +268,7 @@ fn nfsd_actions(
 /// How long exportfs may take (it may resolve host names).
 const EXPORTFS_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
         Action::Exports { path, text, reload } => {
             if replace(seams, path, text)? == Replaced::Unchanged || !reload {
@@ -329,7 +329,7 @@ fn exportfs(seams: &mut Seams<'_>, written: &str) -> Result<(), StepError> {
 /// Export and share paths missing on the board: warnings, or an error
 /// when `[nfs] strict = true`. `nasboot --strict` turns the warnings into
 /// errors too (cmd::load).
-pub fn check_paths(p: &Profile, src: &Source<'_>, files: &mut dyn Files) -> Result<Vec<Warning>, ConfigError> {
+pub(crate) fn check_paths(p: &Profile, src: &Source<'_>, files: &mut dyn Files) -> Result<Vec<Warning>, ConfigError> {
     let mut found = Vec::new();
     for (i, e) in p.nfs.export.iter().enumerate() {
         found.push((format!("nfs.export[{i}].path"), e.path.span(), e.path.get_ref().clone()));

@@ -14,10 +14,10 @@ use super::{Cmd, Files, Output, Replaced, Runner, Seams, Sysctl};
 use crate::config::types::{IfName, IpNet};
 
 /// The journal of side effects, shared by all fakes of one board.
-pub type Journal = Rc<RefCell<Vec<String>>>;
+pub(crate) type Journal = Rc<RefCell<Vec<String>>>;
 
 #[derive(Default)]
-pub struct FakeFiles {
+pub(crate) struct FakeFiles {
     pub files: BTreeMap<PathBuf, Vec<u8>>,
     pub journal: Journal,
     /// Make writes fail with this error (e.g. StorageFull for ENOSPC).
@@ -70,7 +70,7 @@ impl Files for FakeFiles {
 }
 
 #[derive(Default)]
-pub struct FakeSysctl {
+pub(crate) struct FakeSysctl {
     pub values: BTreeMap<String, String>,
     pub journal: Journal,
 }
@@ -90,7 +90,7 @@ impl Sysctl for FakeSysctl {
 }
 
 #[derive(Default)]
-pub struct FakeRunner {
+pub(crate) struct FakeRunner {
     /// Programs that exist on the fake PATH.
     pub programs: BTreeSet<String>,
     /// Answers, in order; success with no output once they run out.
@@ -119,7 +119,7 @@ impl Runner for FakeRunner {
 /// A fake driver's ethtool knobs; `None` means the driver lacks the
 /// knob (EOPNOTSUPP), as veth lacks rings and coalescing.
 #[derive(Clone, Debug, Default)]
-pub struct FakeNic {
+pub(crate) struct FakeNic {
     pub rings: Option<crate::net::ethtool::RingParam>,
     pub coalesce: Option<(u32, u32)>,
     pub pause: Option<crate::net::ethtool::Pause>,
@@ -135,7 +135,7 @@ pub struct FakeNic {
 
 /// A fake interface: the link, its addresses and its driver.
 #[derive(Clone, Debug, Default)]
-pub struct FakeLink {
+pub(crate) struct FakeLink {
     pub state: LinkState,
     pub addrs: Vec<IpNet>,
     pub nic: FakeNic,
@@ -146,7 +146,7 @@ pub struct FakeLink {
 }
 
 #[derive(Default)]
-pub struct FakeNetif {
+pub(crate) struct FakeNetif {
     pub links: BTreeMap<String, FakeLink>,
     pub routes: Vec<RouteEntry>,
     pub journal: Journal,
@@ -154,7 +154,7 @@ pub struct FakeNetif {
 
 impl FakeNetif {
     /// Add an interface with a MAC, down, MTU 1500, txqueuelen 1000.
-    pub fn add(&mut self, name: &str, index: u32) -> &mut FakeLink {
+    pub(crate) fn add(&mut self, name: &str, index: u32) -> &mut FakeLink {
         let state = LinkState {
             index,
             mtu: 1500,
@@ -425,7 +425,7 @@ impl Netif for FakeNetif {
 
 /// How a fake watchdog driver behaves (default: like softdog).
 #[derive(Clone, Debug)]
-pub struct FakeDriver {
+pub(crate) struct FakeDriver {
     pub support: super::watchdog::Support,
     pub bootstatus: u32,
     /// SETTIMEOUT outside min..=max gives EINVAL.
@@ -469,10 +469,10 @@ impl Default for FakeDriver {
     }
 }
 
-pub type SharedDriver = Rc<RefCell<FakeDriver>>;
+pub(crate) type SharedDriver = Rc<RefCell<FakeDriver>>;
 
 #[derive(Default)]
-pub struct FakeWatchdogPort {
+pub(crate) struct FakeWatchdogPort {
     /// Devices that exist.
     pub devices: BTreeSet<PathBuf>,
     pub journal: Journal,
@@ -484,7 +484,7 @@ pub struct FakeWatchdogPort {
     pub inherited: BTreeSet<i32>,
 }
 
-pub struct FakeWatchdog {
+pub(crate) struct FakeWatchdog {
     pub path: PathBuf,
     pub journal: Journal,
     pub driver: SharedDriver,
@@ -598,7 +598,7 @@ impl WatchdogPort for FakeWatchdogPort {
 
 /// A whole fake board: every seam sharing one journal.
 #[derive(Default)]
-pub struct FakeBoard {
+pub(crate) struct FakeBoard {
     pub journal: Journal,
     pub files: FakeFiles,
     pub sysctl: FakeSysctl,
@@ -608,7 +608,7 @@ pub struct FakeBoard {
 }
 
 impl FakeBoard {
-    pub fn new() -> FakeBoard {
+    pub(crate) fn new() -> FakeBoard {
         let journal: Journal = Rc::default();
         FakeBoard {
             files: FakeFiles { journal: journal.clone(), ..FakeFiles::default() },
@@ -620,7 +620,7 @@ impl FakeBoard {
         }
     }
 
-    pub fn seams(&mut self) -> Seams<'_> {
+    pub(crate) fn seams(&mut self) -> Seams<'_> {
         Seams {
             files: &mut self.files,
             sysctl: &mut self.sysctl,
@@ -631,7 +631,7 @@ impl FakeBoard {
     }
 
     /// Every side effect so far.
-    pub fn effects(&self) -> Vec<String> {
+    pub(crate) fn effects(&self) -> Vec<String> {
         self.journal.borrow().clone()
     }
 }

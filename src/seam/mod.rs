@@ -14,12 +14,12 @@
 //! change. The recording fakes (tests only) keep state in memory and list
 //! every effect, so tests can assert that nothing was applied.
 
-pub mod dryrun;
+pub(crate) mod dryrun;
 #[cfg(test)]
-pub mod fake;
-pub mod netif;
-pub mod real;
-pub mod watchdog;
+pub(crate) mod fake;
+pub(crate) mod netif;
+pub(crate) mod real;
+pub(crate) mod watchdog;
 
 use std::io;
 use std::path::{Path, PathBuf};

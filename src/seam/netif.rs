@@ -30,8 +30,8 @@ pub struct LinkState {
 }
 
 /// ARPHRD_ETHER and ARPHRD_LOOPBACK (include/uapi/linux/if_arp.h).
-pub const ARPHRD_ETHER: u16 = 1;
-pub const ARPHRD_LOOPBACK: u16 = 772;
+pub(crate) const ARPHRD_ETHER: u16 = 1;
+pub(crate) const ARPHRD_LOOPBACK: u16 = 772;
 
 /// A route in the main table (rtnetlink RTM_GETROUTE / RTM_NEWROUTE).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -76,7 +76,7 @@ pub enum Outcome {
 
 /// The pet interval in ms: the profile's (default timeout/2), at most half
 /// the timeout in use, at least 250 ms.
-pub fn interval_ms(cfg: &Config, timeout_in_use: Option<u32>) -> u64 {
+pub(crate) fn interval_ms(cfg: &Config, timeout_in_use: Option<u32>) -> u64 {
     let timeout = u64::from(timeout_in_use.unwrap_or(cfg.timeout.0).max(1));
     let half = timeout * 500;
     let wanted = cfg.interval.map_or(half, |i| u64::from(i.0) * 1000);
@@ -85,7 +85,7 @@ pub fn interval_ms(cfg: &Config, timeout_in_use: Option<u32>) -> u64 {
 
 /// Counters for the status line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
+pub(crate) struct Stats {
     pub pets: u64,
     pub wakeups: u64,
     pub checks_failed: u64,

@@ -33,7 +33,7 @@ impl From<u32> for Secs {
 /// Timeouts tried, nearest first, when the driver rejects the one asked
 /// for and sysfs does not give its limits (watchdog 5.x falls back to
 /// 3/5/10 s; ath79 stops near 21 s, mpc8xxx starts at its hardware period).
-pub const KNOWN_TIMEOUTS: [u32; 11] = [1, 2, 3, 5, 10, 15, 20, 30, 60, 120, 300];
+pub(crate) const KNOWN_TIMEOUTS: [u32; 11] = [1, 2, 3, 5, 10, 15, 20, 30, 60, 120, 300];
 
 /// Why a device could not be opened.
 #[derive(Debug)]
@@ -168,7 +168,7 @@ fn is_no_ioctl(e: &io::Error) -> bool {
 }
 
 /// Open the profile's device, or /dev/watchdog0 then /dev/watchdog.
-pub fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<LinuxWatchdog, OpenError> {
+pub(crate) fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<LinuxWatchdog, OpenError> {
     let candidates: &[&str] = &paths::WATCHDOG_DEVICES;
     let mut tried = String::new();
     let one;
@@ -198,13 +198,13 @@ pub fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<LinuxW
 }
 
 /// Take over a descriptor handed on in `WDTFD`.
-pub fn adopt(port: &mut dyn WatchdogPort, fd: i32) -> Result<LinuxWatchdog, OpenError> {
+pub(crate) fn adopt(port: &mut dyn WatchdogPort, fd: i32) -> Result<LinuxWatchdog, OpenError> {
     port.adopt(fd).map(|dev| LinuxWatchdog::new(dev, PathBuf::from(format!("WDTFD={fd}")))).map_err(|error| OpenError::Adopt { fd, error })
 }
 
 /// The sysfs class directory of a device path: /dev/watchdogN is
 /// watchdogN; the legacy /dev/watchdog is watchdog0.
-pub fn sysfs_dir(path: &Path) -> PathBuf {
+pub(crate) fn sysfs_dir(path: &Path) -> PathBuf {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let name = if name.starts_with("watchdog") && name.len() > "watchdog".len() { name } else { "watchdog0" };
     Path::new(paths::SYS_CLASS_WATCHDOG).join(name)
@@ -218,7 +218,7 @@ fn read_u32(files: &mut dyn Files, path: &Path) -> Option<u32> {
 
 /// The timeouts to try, nearest to the request first: the request clamped
 /// to the known limits, then [`KNOWN_TIMEOUTS`] within them.
-pub fn timeout_candidates(requested: u32, min: Option<u32>, max: Option<u32>) -> heapless::Vec<u32, 12> {
+pub(crate) fn timeout_candidates(requested: u32, min: Option<u32>, max: Option<u32>) -> heapless::Vec<u32, 12> {
     let lo = min.unwrap_or(1).max(1);
     let hi = max.unwrap_or(u32::MAX).max(lo);
     let first = requested.clamp(lo, hi);

@@ -79,7 +79,7 @@ impl fmt::Display for Failure {
 
 /// State kept between checks (the last receive counter).
 #[derive(Clone, Debug, Default)]
-pub struct Checker {
+pub(crate) struct Checker {
     last_rx: Option<u64>,
 }
 
@@ -99,14 +99,14 @@ fn parse_hundredths(s: &str) -> Option<u32> {
 }
 
 /// Split an argv into program and arguments without allocating.
-pub fn split_argv(argv: &Argv) -> Option<(&str, heapless::Vec<&str, { crate::config::watchdog::MAX_ARGV }>)> {
+pub(crate) fn split_argv(argv: &Argv) -> Option<(&str, heapless::Vec<&str, { crate::config::watchdog::MAX_ARGV }>)> {
     let (program, rest) = argv.split_first()?;
     Some((program.as_str(), rest.iter().map(|s| s.as_str()).collect()))
 }
 
 impl Checker {
     /// Run every configured check; the first failure is returned.
-    pub fn check(&mut self, w: &Watchdog, files: &mut dyn Files, runner: &mut dyn Runner, wall_now: SystemTime) -> Result<(), Failure> {
+    pub(crate) fn check(&mut self, w: &Watchdog, files: &mut dyn Files, runner: &mut dyn Runner, wall_now: SystemTime) -> Result<(), Failure> {
         if w.max_load1.is_some() || w.max_load5.is_some() || w.max_load15.is_some() {
             let path = Path::new("/proc/loadavg");
             let text = read_text(files, path)?;
@@ -200,7 +200,7 @@ impl Checker {
 }
 
 /// Run the repair program; true when it exited 0.
-pub fn repair(w: &Watchdog, runner: &mut dyn Runner) -> bool {
+pub(crate) fn repair(w: &Watchdog, runner: &mut dyn Runner) -> bool {
     let Some((program, args)) = split_argv(&w.repair_command) else { return false };
     let timeout = Duration::from_secs(u64::from(w.repair_timeout()));
     match runner.run(&Cmd { program, args: &args, stdin: None, timeout }) {
@@ -225,7 +225,7 @@ pub fn repair(w: &Watchdog, runner: &mut dyn Runner) -> bool {
 
 /// What the policy says to do after a check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     Healthy,
     /// Failing, still within the retry timeout: keep petting.
     Failing,
@@ -237,14 +237,14 @@ pub enum Step {
 
 /// The repair policy's state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Policy {
+pub(crate) struct Policy {
     failing_since_ms: Option<u64>,
     repairs: u32,
 }
 
 impl Policy {
     /// Advance with one check result at `now_ms` (monotonic).
-    pub fn update(&mut self, healthy: bool, now_ms: u64, retry_ms: u64, max_repairs: u32, can_repair: bool) -> Step {
+    pub(crate) fn update(&mut self, healthy: bool, now_ms: u64, retry_ms: u64, max_repairs: u32, can_repair: bool) -> Step {
         if healthy {
             *self = Policy::default();
             return Step::Healthy;
@@ -262,7 +262,7 @@ impl Policy {
         Step::GiveUp
     }
 
-    pub fn repairs(&self) -> u32 {
+    pub(crate) fn repairs(&self) -> u32 {
         self.repairs
     }
 }

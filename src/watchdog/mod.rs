@@ -16,13 +16,13 @@
 //! adopts that descriptor instead of opening the device, so petting never
 //! stops across an upgrade.
 
-pub mod daemon;
-pub mod device;
-pub mod health;
-pub mod history;
-pub mod ioctl;
-pub mod memory;
-pub mod signals;
+pub(crate) mod daemon;
+pub(crate) mod device;
+pub(crate) mod health;
+pub(crate) mod history;
+pub(crate) mod ioctl;
+pub(crate) mod memory;
+pub(crate) mod signals;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,11 +37,11 @@ use crate::seam::Seams;
 pub use device::LinuxWatchdog;
 
 /// An open, armed device (what `apply` hands to `run`).
-pub type Armed = LinuxWatchdog;
+pub(crate) type Armed = LinuxWatchdog;
 
 /// Open and arm the device.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
+pub(crate) struct Action {
     /// The profile's device, or None for /dev/watchdog0 then /dev/watchdog.
     pub device: Option<String>,
     pub timeout: u32,
@@ -56,12 +56,12 @@ impl fmt::Display for Action {
 }
 
 /// The pet interval: the profile's, at most timeout/2 and at least 1 s.
-pub fn interval(timeout: u32, wanted: Option<u32>) -> u32 {
+pub(crate) fn interval(timeout: u32, wanted: Option<u32>) -> u32 {
     let max = (timeout / 2).max(1);
     wanted.unwrap_or(max).clamp(1, max)
 }
 
-pub fn plan(p: &Profile) -> Vec<Action> {
+pub(crate) fn plan(p: &Profile) -> Vec<Action> {
     p.watchdog
         .iter()
         .map(|w| Action {
@@ -74,7 +74,7 @@ pub fn plan(p: &Profile) -> Vec<Action> {
 
 /// Query the driver, log what it says, set the timeout. On ENOTTY (not a
 /// watchdog) nothing was written and the device is closed.
-pub fn setup(mut dog: LinuxWatchdog, timeout: u32, seams: &mut Seams<'_>) -> Result<LinuxWatchdog, device::OpenError> {
+pub(crate) fn setup(mut dog: LinuxWatchdog, timeout: u32, seams: &mut Seams<'_>) -> Result<LinuxWatchdog, device::OpenError> {
     dog.query(seams.files)?;
     log::info!("{}: {}", dog.path.display(), dog.info);
     if dog.info.card_reset() == Some(true) {
@@ -99,7 +99,7 @@ pub fn setup(mut dog: LinuxWatchdog, timeout: u32, seams: &mut Seams<'_>) -> Res
 /// Open the first device that exists and set it up. EBUSY means another
 /// process (a running `nasboot watchdog`) already pets it: not an error
 /// for `apply`.
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<Option<Armed>, StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<Option<Armed>, StepError> {
     let subject = a.device.clone().unwrap_or_else(|| paths::WATCHDOG_DEVICES.join(" or "));
     let dog = match device::open(seams.watchdog, a.device.as_deref().map(Path::new)) {
         Ok(d) => d,
@@ -116,7 +116,7 @@ pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<Option<Armed>, StepErr
 
 /// The daemon's host on a real (or dry-run) board: signals, the clock,
 /// checks through the seams, the profile file for reloads.
-pub struct BoardHost<'s, 'a> {
+pub(crate) struct BoardHost<'s, 'a> {
     pub seams: &'s mut Seams<'a>,
     pub signals: signals::Signals,
     pub checker: health::Checker,
@@ -186,7 +186,7 @@ fn reload(seams: &mut Seams<'_>, config: &Path, safe: bool) -> Option<Box<Config
 }
 
 /// mlockall and SCHED_RR as the profile asks; failures are logged.
-pub fn realtime(cfg: &Config) {
+pub(crate) fn realtime(cfg: &Config) {
     if cfg.mlock {
         match signals::lock_memory() {
             Ok(()) => log::info!("memory locked (mlockall)"),
@@ -202,13 +202,13 @@ pub fn realtime(cfg: &Config) {
 }
 
 /// Seconds since the epoch, for the reset history.
-pub fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// Keep petting in the foreground until SIGTERM/SIGINT (exit 0 after the
 /// magic close). Used by `run` and `watchdog`.
-pub fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config: &Path, safe: bool) -> crate::exit::Status {
+pub(crate) fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config: &Path, safe: bool) -> crate::exit::Status {
     // Signals first: a SIGTERM from now on is an orderly stop.
     let signals = match signals::Signals::block() {
         Ok(s) => s,

@@ -31,7 +31,7 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Atomically replace `path` (a real path) with `data`.
-pub fn replace_atomically(path: &Path, data: &[u8]) -> io::Result<Replaced> {
+pub(crate) fn replace_atomically(path: &Path, data: &[u8]) -> io::Result<Replaced> {
     let old = match fs::read(path) {
         Ok(old) => Some(old),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,

@@ -27,7 +27,7 @@ impl RealWatchdogPort {
 }
 
 /// An open device.
-pub struct RealWatchdog {
+pub(crate) struct RealWatchdog {
     file: File,
 }
 
