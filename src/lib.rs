@@ -24,6 +24,7 @@ mod paths;
 mod plan;
 mod seam;
 mod storage;
+mod sys;
 mod sysctl;
 mod watchdog;
 

@@ -174,7 +174,12 @@ fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'
 /// place of the ingress hooks `hook = "auto"` took) if given, and
 /// succeed; failing that, with `fallback_lan`, load the fallback and fail.
 /// A missing tool changes nothing.
-pub(crate) fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn load(
+    rules: &RuleSet,
+    instead: Option<&RuleSet>,
+    fallback_lan: Option<&Ifaces>,
+    seams: &mut Seams<'_>,
+) -> Result<(), StepError> {
     let e = match check_and_load(rules, seams) {
         Ok(()) => return Ok(()),
         Err(e) => e,

@@ -24,7 +24,6 @@
 pub(crate) mod addr;
 pub(crate) mod carrier;
 pub(crate) mod dhcp;
-pub(crate) mod ethtool;
 pub(crate) mod link;
 pub(crate) mod sysctl;
 pub(crate) mod tuning;
@@ -55,7 +54,7 @@ impl Errno {
     }
     /// The driver has no such knob.
     pub(crate) fn unsupported(self) -> bool {
-        ethtool::unsupported(&self.error())
+        crate::sys::ethtool::unsupported(&self.error())
     }
 }
 

@@ -2,13 +2,13 @@
 //! partial failures naming interface and knob, and the ethtool
 //! handshakes against a fake driver.
 
-use super::ethtool::{LinkMode, Pause, RingParam, DUPLEX_FULL};
 use crate::apply::{self, Severity};
 use crate::config::{self, Profile};
 use crate::exit::Status;
 use crate::plan;
 use crate::seam::fake::FakeBoard;
 use crate::seam::netif::RouteEntry;
+use crate::sys::ethtool::{LinkMode, Pause, RingParam, DUPLEX_FULL};
 
 fn profile(body: &str) -> Profile {
     let text = format!("[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n{body}");
@@ -252,8 +252,8 @@ fn legacy_kernels_use_the_per_offload_and_gset_commands() {
     let mut b = ethtool_board();
     let nic = &mut b.netif.links.get_mut("eth0").unwrap().nic;
     nic.features = None;
-    nic.legacy.insert(super::ethtool::cmd::GGRO, true);
-    nic.legacy.insert(super::ethtool::cmd::GSG, false);
+    nic.legacy.insert(crate::sys::ethtool::cmd::GGRO, true);
+    nic.legacy.insert(crate::sys::ethtool::cmd::GSG, false);
     nic.legacy_link = true;
     let (actions, _) = plan_lines(&p, &mut b);
     assert_eq!(actions[..3], ["eth0: gro on -> off", "eth0: sg off -> on", "eth0: link speed 100 (now 1000 Mb/s full duplex, autoneg on)"]);
@@ -263,7 +263,7 @@ fn legacy_kernels_use_the_per_offload_and_gset_commands() {
         assert!(effects.contains(&want.to_string()), "{want}: {effects:?}");
     }
     let nic = &b.netif.links["eth0"].nic;
-    assert!(!nic.legacy[&super::ethtool::cmd::GGRO]);
+    assert!(!nic.legacy[&crate::sys::ethtool::cmd::GGRO]);
     assert_eq!(nic.link_mode.unwrap().speed, 100);
     assert!(plan_lines(&p, &mut b).0.is_empty());
 }

@@ -7,12 +7,12 @@
 use std::fmt;
 use std::io;
 
-use super::ethtool::{self, LinkMode, Offload, Pause, Rings};
 use super::{on_off, Errno};
 use crate::apply::StepError;
 use crate::config::net::{Duplex, Ethtool, Interface};
 use crate::config::types::IfName;
 use crate::seam::Seams;
+use crate::sys::ethtool::{self, LinkMode, Offload, Pause, Rings};
 
 /// One ethtool change.
 #[derive(Clone, Debug, PartialEq, Eq)]

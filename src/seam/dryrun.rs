@@ -145,9 +145,9 @@ impl Netif for DryRunNetif {
         Ok(())
     }
     fn ethtool(&mut self, name: &IfName, data: &mut [u8]) -> io::Result<u32> {
-        let c: u32 = crate::net::ethtool::read(data);
-        if crate::net::ethtool::cmd::SETTERS.contains(&c) {
-            say(format_args!("send {} to {name}", crate::net::ethtool::cmd::name(c)));
+        let c: u32 = crate::sys::ethtool::read(data);
+        if crate::sys::ethtool::cmd::SETTERS.contains(&c) {
+            say(format_args!("send {} to {name}", crate::sys::ethtool::cmd::name(c)));
             return Ok(0);
         }
         self.real.ethtool(name, data)

@@ -120,10 +120,10 @@ impl Runner for FakeRunner {
 /// knob (EOPNOTSUPP), as veth lacks rings and coalescing.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FakeNic {
-    pub rings: Option<crate::net::ethtool::RingParam>,
+    pub rings: Option<crate::sys::ethtool::RingParam>,
     pub coalesce: Option<(u32, u32)>,
-    pub pause: Option<crate::net::ethtool::Pause>,
-    pub link_mode: Option<crate::net::ethtool::LinkMode>,
+    pub pause: Option<crate::sys::ethtool::Pause>,
+    pub link_mode: Option<crate::sys::ethtool::LinkMode>,
     /// Only ETHTOOL_GSET/SSET, no GLINKSETTINGS (kernels before 4.6).
     pub legacy_link: bool,
     /// ETH_SS_FEATURES: (name, changeable, active). None: a kernel before
@@ -185,7 +185,7 @@ fn nosup() -> io::Error {
 
 /// A driver answering SIOCETHTOOL from `FakeNic`.
 fn fake_ethtool(nic: &mut FakeNic, data: &mut [u8]) -> io::Result<(u32, bool)> {
-    use crate::net::ethtool::{self as et, cmd};
+    use crate::sys::ethtool::{self as et, cmd};
     let c: u32 = et::read(data);
     let setter = cmd::SETTERS.contains(&c);
     match c {
@@ -327,7 +327,7 @@ fn fake_ethtool(nic: &mut FakeNic, data: &mut [u8]) -> io::Result<(u32, bool)> {
             return Ok((flags, true));
         }
         _ => {
-            let legacy = crate::net::ethtool::Offload::ALL.iter().find(|o| o.legacy().0 == c || o.legacy().1 == c);
+            let legacy = crate::sys::ethtool::Offload::ALL.iter().find(|o| o.legacy().0 == c || o.legacy().1 == c);
             let Some(off) = legacy else { return Err(nosup()) };
             let (get, _) = off.legacy();
             let v = nic.legacy.get_mut(&get).ok_or_else(nosup)?;
@@ -413,11 +413,11 @@ impl Netif for FakeNetif {
         Ok(())
     }
     fn ethtool(&mut self, name: &IfName, data: &mut [u8]) -> io::Result<u32> {
-        let c: u32 = crate::net::ethtool::read(data);
+        let c: u32 = crate::sys::ethtool::read(data);
         let link = self.get(name)?;
         let (rc, setter) = fake_ethtool(&mut link.nic, data)?;
         if setter {
-            self.note(format!("ethtool {name} {}", crate::net::ethtool::cmd::name(c)));
+            self.note(format!("ethtool {name} {}", crate::sys::ethtool::cmd::name(c)));
         }
         Ok(rc)
     }

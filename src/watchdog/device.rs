@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use embedded_hal::watchdog::{Watchdog, WatchdogDisable, WatchdogEnable};
 use nix::libc;
 
-use super::ioctl::{self, WDIOF_CARDRESET, WDIOF_MAGICCLOSE, WDIOF_SETTIMEOUT, WDIOS_DISABLECARD, WDIOS_ENABLECARD};
 use crate::paths;
 use crate::seam::watchdog::{Support, WatchdogDevice, WatchdogPort};
 use crate::seam::Files;
+use crate::sys::watchdog::{self as ioctl, WDIOF_CARDRESET, WDIOF_MAGICCLOSE, WDIOF_SETTIMEOUT, WDIOS_DISABLECARD, WDIOS_ENABLECARD};
 
 /// Seconds, the `WatchdogEnable::Time` of a Linux watchdog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -106,7 +106,13 @@ pub(crate) fn split_argv(argv: &Argv) -> Option<(&str, heapless::Vec<&str, { cra
 
 impl Checker {
     /// Run every configured check; the first failure is returned.
-    pub(crate) fn check(&mut self, w: &Watchdog, files: &mut dyn Files, runner: &mut dyn Runner, wall_now: SystemTime) -> Result<(), Failure> {
+    pub(crate) fn check(
+        &mut self,
+        w: &Watchdog,
+        files: &mut dyn Files,
+        runner: &mut dyn Runner,
+        wall_now: SystemTime,
+    ) -> Result<(), Failure> {
         if w.max_load1.is_some() || w.max_load5.is_some() || w.max_load15.is_some() {
             let path = Path::new("/proc/loadavg");
             let text = read_text(files, path)?;

@@ -20,7 +20,6 @@ pub(crate) mod daemon;
 pub(crate) mod device;
 pub(crate) mod health;
 pub(crate) mod history;
-pub(crate) mod ioctl;
 pub(crate) mod memory;
 pub(crate) mod signals;
 

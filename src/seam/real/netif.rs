@@ -20,8 +20,8 @@ use nix::sys::socket::{socket, AddressFamily, SockFlag, SockType};
 
 use super::netlink::Rtnl;
 use crate::config::types::{IfName, IpNet};
-use crate::net::ethtool::SIOCETHTOOL;
 use crate::seam::netif::{LinkState, Netif, RouteEntry, ARPHRD_ETHER};
+use crate::sys::ethtool::SIOCETHTOOL;
 
 /// The kernel's interfaces, through one datagram socket and one
 /// rtnetlink socket.

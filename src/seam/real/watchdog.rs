@@ -13,7 +13,7 @@ use nix::libc;
 
 use super::Root;
 use crate::seam::watchdog::{Support, WatchdogDevice, WatchdogPort};
-use crate::watchdog::ioctl::{self, WatchdogInfo};
+use crate::sys::watchdog::{self as ioctl, WatchdogInfo};
 
 /// Opens real watchdog devices.
 pub struct RealWatchdogPort {
