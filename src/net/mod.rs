@@ -17,13 +17,15 @@
 //!
 //! Files: `link.rs` (flags, MTU, txqueuelen, MAC, promisc), `sysctl.rs`
 //! (net.ipv6.conf.IF.accept_ra and the per-interface map), `tuning.rs`
-//! (plan/apply of the ethtool knobs), `ethtool.rs` (the SIOCETHTOOL
-//! structures and commands), `carrier.rs`, `addr.rs` (addresses and
+//! (plan/apply of the ethtool knobs), `ethtool.rs` (read-modify-write and
+//! the legacy fallbacks over the seam's typed ethtool operations; the
+//! structures are in `crate::sys::ethtool`), `carrier.rs`, `addr.rs` (addresses and
 //! routes), `dhcp.rs`.
 
 pub(crate) mod addr;
 pub(crate) mod carrier;
 pub(crate) mod dhcp;
+pub(crate) mod ethtool;
 pub(crate) mod link;
 pub(crate) mod sysctl;
 pub(crate) mod tuning;
@@ -54,7 +56,7 @@ impl Errno {
     }
     /// The driver has no such knob.
     pub(crate) fn unsupported(self) -> bool {
-        crate::sys::ethtool::unsupported(&self.error())
+        ethtool::unsupported(&self.error())
     }
 }
 

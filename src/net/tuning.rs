@@ -7,12 +7,13 @@
 use std::fmt;
 use std::io;
 
+use super::ethtool::{self, LinkMode, Offload, Pause, Rings};
 use super::{on_off, Errno};
 use crate::apply::StepError;
 use crate::config::net::{Duplex, Ethtool, Interface};
 use crate::config::types::IfName;
 use crate::seam::Seams;
-use crate::sys::ethtool::{self, LinkMode, Offload, Pause, Rings};
+use crate::sys::ethtool::{DUPLEX_FULL, DUPLEX_HALF};
 
 /// One ethtool change.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -228,7 +229,7 @@ pub(crate) fn plan(iface: &Interface, now: &Observed, notes: &mut Vec<String>) -
             Ok(v) => Some(Some(*v)),
         };
         if let Some(cur) = cur {
-            let dup = |d: Duplex| if d == Duplex::Full { ethtool::DUPLEX_FULL } else { ethtool::DUPLEX_HALF };
+            let dup = |d: Duplex| if d == Duplex::Full { DUPLEX_FULL } else { DUPLEX_HALF };
             let differs = cur.is_none_or(|m: LinkMode| {
                 want.speed.is_some_and(|s| s != m.speed)
                     || want.duplex.is_some_and(|d| dup(d) != m.duplex)

@@ -1,29 +1,12 @@
-//! ethtool through the SIOCETHTOOL ioctl (include/uapi/linux/ethtool.h),
-//! which every kernel since 2.4 has: ring sizes, offloads, interrupt
-//! coalescing, pause frames, speed/duplex/autonegotiation. The ethtool
-//! netlink API is 5.6+ only, so it is not used.
+//! SIOCETHTOOL's command structures (include/uapi/linux/ethtool.h), which
+//! every kernel since 2.4 has: ring sizes, offloads, interrupt coalescing,
+//! pause frames, speed/duplex/autonegotiation, the feature tables.
 //!
-//! The command structures are `#[repr(C)]` with native-endian fields,
-//! exactly as the kernel lays them out on every architecture (the unit
-//! tests check sizes and offsets; they run on powerpc, mips and sparc
-//! under qemu-user too). Each call goes through the seam's single raw
-//! `ethtool(name, bytes)` operation; the handshakes and fallbacks live
-//! here:
-//!
-//! - offloads: ETHTOOL_GSSET_INFO + ETHTOOL_GSTRINGS (the ETH_SS_FEATURES
-//!   names such as `rx-gro`), then ETHTOOL_GFEATURES / SFEATURES (2.6.39+);
-//!   older kernels fall back to the per-offload commands (G/STSO, G/SGSO,
-//!   G/SGRO, G/SRXCSUM, G/STXCSUM, G/SSG);
-//! - link modes: ETHTOOL_GLINKSETTINGS with the negative
-//!   `link_mode_masks_nwords` handshake (4.6+), falling back to the
-//!   deprecated ETHTOOL_GSET / SSET.
-
-use std::fmt;
-use std::io;
-
-use crate::config::net::Duplex;
-use crate::config::types::IfName;
-use crate::seam::netif::Netif;
+//! The structures are `#[repr(C)]` with native-endian fields, exactly as
+//! the kernel lays them out on every architecture (the unit tests check
+//! sizes and offsets; they run on powerpc, mips and sparc under qemu-user
+//! too). [`Fixed`] says which commands take which fixed-size structure, so
+//! that the caller of the ioctl can refuse a mismatch.
 
 /// The socket ioctl (include/uapi/linux/sockios.h).
 pub(crate) const SIOCETHTOOL: u32 = 0x8946;
@@ -89,10 +72,10 @@ pub(crate) mod cmd {
             _ => "ETHTOOL_?",
         }
     }
-
-    /// The commands that change something (for the dry-run seam).
-    pub(crate) const SETTERS: [u32; 12] =
-        [SSET, SCOALESCE, SRINGPARAM, SPAUSEPARAM, SRXCSUM, STXCSUM, SSG, STSO, SGSO, SGRO, SFEATURES, SLINKSETTINGS];
+    /// The legacy per-offload commands, (get, set), each taking a
+    /// `struct ethtool_value`.
+    pub(crate) const LEGACY_OFFLOADS: [(u32, u32); 6] =
+        [(GTSO, STSO), (GGSO, SGSO), (GGRO, SGRO), (GRXCSUM, SRXCSUM), (GTXCSUM, STXCSUM), (GSG, SSG)];
 }
 
 /// The string set of feature names (enum ethtool_stringset).
@@ -145,7 +128,7 @@ pub(crate) struct Value {
 /// struct ethtool_ringparam.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct RingParam {
+pub struct RingParam {
     pub cmd: u32,
     pub rx_max_pending: u32,
     pub rx_mini_max_pending: u32,
@@ -160,7 +143,7 @@ pub(crate) struct RingParam {
 /// struct ethtool_coalesce.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Coalesce {
+pub struct Coalesce {
     pub cmd: u32,
     pub rx_coalesce_usecs: u32,
     pub rx_max_coalesced_frames: u32,
@@ -189,7 +172,7 @@ pub(crate) struct Coalesce {
 /// struct ethtool_pauseparam.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct PauseParam {
+pub struct PauseParam {
     pub cmd: u32,
     pub autoneg: u32,
     pub rx_pause: u32,
@@ -200,7 +183,7 @@ pub(crate) struct PauseParam {
 /// only way on older kernels).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct LegacyCmd {
+pub struct LegacyCmd {
     pub cmd: u32,
     pub supported: u32,
     pub advertising: u32,
@@ -224,7 +207,7 @@ pub(crate) struct LegacyCmd {
 /// `link_mode_masks[3 * nwords]` (u32 each).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct LinkSettings {
+pub struct LinkSettings {
     pub cmd: u32,
     pub speed: u32,
     pub duplex: u8,
@@ -272,7 +255,7 @@ pub(crate) struct FeaturesHeader {
 /// struct ethtool_get_features_block.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct GetFeaturesBlock {
+pub struct GetFeaturesBlock {
     pub available: u32,
     pub requested: u32,
     pub active: u32,
@@ -282,7 +265,7 @@ pub(crate) struct GetFeaturesBlock {
 /// struct ethtool_set_features_block.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct SetFeaturesBlock {
+pub struct SetFeaturesBlock {
     pub valid: u32,
     pub requested: u32,
 }
@@ -301,455 +284,44 @@ unsafe impl Pod for FeaturesHeader {}
 unsafe impl Pod for GetFeaturesBlock {}
 unsafe impl Pod for SetFeaturesBlock {}
 
-/// Whether an ethtool error means "this driver does not have that knob".
-pub(crate) fn unsupported(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(code) if code == nix::libc::EOPNOTSUPP || code == nix::libc::ENOTSUP)
+/// A fixed-size command structure and the ETHTOOL_* commands that take
+/// it: the kernel reads and writes exactly `size_of::<Self>()` bytes for
+/// these (the variable-length commands, GSTRINGS, G/SFEATURES and
+/// G/SLINKSETTINGS, are not `Fixed`).
+pub(crate) trait Fixed: Pod {
+    const COMMANDS: &'static [u32];
 }
 
-/// One fixed-size command: fill `cmd`, call, return the structure.
-fn call<T: Pod>(nif: &mut dyn Netif, name: &IfName, mut t: T) -> io::Result<T> {
-    nif.ethtool(name, bytes_mut(&mut t))?;
-    Ok(t)
+impl Fixed for Value {
+    const COMMANDS: &'static [u32] = &[
+        cmd::GRXCSUM,
+        cmd::SRXCSUM,
+        cmd::GTXCSUM,
+        cmd::STXCSUM,
+        cmd::GSG,
+        cmd::SSG,
+        cmd::GTSO,
+        cmd::STSO,
+        cmd::GGSO,
+        cmd::SGSO,
+        cmd::GGRO,
+        cmd::SGRO,
+    ];
 }
-
-fn with_cmd<T: Pod>(cmd: u32) -> T {
-    let mut t = T::default();
-    write(bytes_mut(&mut t), &cmd);
-    t
+impl Fixed for RingParam {
+    const COMMANDS: &'static [u32] = &[cmd::GRINGPARAM, cmd::SRINGPARAM];
 }
-
-// ---------------------------------------------------------------- rings
-
-/// Current and maximum ring sizes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Rings {
-    pub rx: u32,
-    pub rx_max: u32,
-    pub tx: u32,
-    pub tx_max: u32,
+impl Fixed for Coalesce {
+    const COMMANDS: &'static [u32] = &[cmd::GCOALESCE, cmd::SCOALESCE];
 }
-
-pub(crate) fn get_rings(nif: &mut dyn Netif, name: &IfName) -> io::Result<Rings> {
-    let r: RingParam = call(nif, name, with_cmd(cmd::GRINGPARAM))?;
-    Ok(Rings { rx: r.rx_pending, rx_max: r.rx_max_pending, tx: r.tx_pending, tx_max: r.tx_max_pending })
+impl Fixed for PauseParam {
+    const COMMANDS: &'static [u32] = &[cmd::GPAUSEPARAM, cmd::SPAUSEPARAM];
 }
-
-/// Read-modify-write: the other rings (mini, jumbo) keep their values.
-pub(crate) fn set_rings(nif: &mut dyn Netif, name: &IfName, rx: Option<u32>, tx: Option<u32>) -> io::Result<()> {
-    let mut r: RingParam = call(nif, name, with_cmd(cmd::GRINGPARAM))?;
-    r.cmd = cmd::SRINGPARAM;
-    if let Some(rx) = rx {
-        r.rx_pending = rx;
-    }
-    if let Some(tx) = tx {
-        r.tx_pending = tx;
-    }
-    call(nif, name, r).map(|_| ())
+impl Fixed for LegacyCmd {
+    const COMMANDS: &'static [u32] = &[cmd::GSET, cmd::SSET];
 }
-
-// ------------------------------------------------------------ coalescing
-
-/// rx-usecs and tx-usecs.
-pub(crate) fn get_coalesce(nif: &mut dyn Netif, name: &IfName) -> io::Result<(u32, u32)> {
-    let c: Coalesce = call(nif, name, with_cmd(cmd::GCOALESCE))?;
-    Ok((c.rx_coalesce_usecs, c.tx_coalesce_usecs))
-}
-
-pub(crate) fn set_coalesce(nif: &mut dyn Netif, name: &IfName, rx: Option<u32>, tx: Option<u32>) -> io::Result<()> {
-    let mut c: Coalesce = call(nif, name, with_cmd(cmd::GCOALESCE))?;
-    c.cmd = cmd::SCOALESCE;
-    if let Some(rx) = rx {
-        c.rx_coalesce_usecs = rx;
-    }
-    if let Some(tx) = tx {
-        c.tx_coalesce_usecs = tx;
-    }
-    call(nif, name, c).map(|_| ())
-}
-
-// ----------------------------------------------------------------- pause
-
-/// Pause-frame settings.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Pause {
-    pub autoneg: bool,
-    pub rx: bool,
-    pub tx: bool,
-}
-
-impl fmt::Display for Pause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = |x| if x { "on" } else { "off" };
-        write!(f, "autoneg {} rx {} tx {}", b(self.autoneg), b(self.rx), b(self.tx))
-    }
-}
-
-pub(crate) fn get_pause(nif: &mut dyn Netif, name: &IfName) -> io::Result<Pause> {
-    let p: PauseParam = call(nif, name, with_cmd(cmd::GPAUSEPARAM))?;
-    Ok(Pause { autoneg: p.autoneg != 0, rx: p.rx_pause != 0, tx: p.tx_pause != 0 })
-}
-
-pub(crate) fn set_pause(nif: &mut dyn Netif, name: &IfName, p: Pause) -> io::Result<()> {
-    let raw = PauseParam { cmd: cmd::SPAUSEPARAM, autoneg: p.autoneg.into(), rx_pause: p.rx.into(), tx_pause: p.tx.into() };
-    call(nif, name, raw).map(|_| ())
-}
-
-// ------------------------------------------------------------ link modes
-
-/// Speed (Mb/s, SPEED_UNKNOWN when there is no link), duplex, autoneg.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct LinkMode {
-    pub speed: u32,
-    pub duplex: u8,
-    pub autoneg: bool,
-}
-
-impl fmt::Display for LinkMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.speed == SPEED_UNKNOWN || self.speed == 0 {
-            f.write_str("speed unknown")?;
-        } else {
-            write!(f, "{} Mb/s", self.speed)?;
-        }
-        let d = match self.duplex {
-            DUPLEX_HALF => "half",
-            DUPLEX_FULL => "full",
-            _ => "unknown",
-        };
-        write!(f, " {d} duplex, autoneg {}", if self.autoneg { "on" } else { "off" })
-    }
-}
-
-/// The most link-mode words the kernel can ask for (nwords is an s8).
-const MAX_NWORDS: usize = 127;
-
-/// A GLINKSETTINGS buffer: the header and `3 * nwords` mask words.
-fn link_settings_buf(nwords: usize) -> Vec<u8> {
-    vec![0u8; std::mem::size_of::<LinkSettings>() + 3 * 4 * nwords]
-}
-
-/// ETHTOOL_GLINKSETTINGS with the handshake: the first call asks with
-/// nwords 0 and the kernel answers with -N; the second call passes N.
-/// Returns the whole buffer (header and masks) for a later SLINKSETTINGS.
-fn glinksettings(nif: &mut dyn Netif, name: &IfName) -> io::Result<Vec<u8>> {
-    let mut buf = link_settings_buf(0);
-    write(&mut buf, &LinkSettings { cmd: cmd::GLINKSETTINGS, ..LinkSettings::default() });
-    nif.ethtool(name, &mut buf)?;
-    let h: LinkSettings = read(&buf);
-    let n = h.link_mode_masks_nwords;
-    if n >= 0 {
-        // A kernel that skips the handshake answered outright.
-        return Ok(buf);
-    }
-    let nwords = usize::from(n.unsigned_abs()).min(MAX_NWORDS);
-    let mut buf = link_settings_buf(nwords);
-    write(&mut buf, &LinkSettings { cmd: cmd::GLINKSETTINGS, link_mode_masks_nwords: nwords as i8, ..LinkSettings::default() });
-    nif.ethtool(name, &mut buf)?;
-    let h: LinkSettings = read(&buf);
-    if h.link_mode_masks_nwords <= 0 {
-        return Err(io::Error::other("ETHTOOL_GLINKSETTINGS handshake failed"));
-    }
-    Ok(buf)
-}
-
-fn fallback_to_gset(e: &io::Error) -> bool {
-    unsupported(e) || e.raw_os_error() == Some(nix::libc::EINVAL)
-}
-
-pub(crate) fn get_link_mode(nif: &mut dyn Netif, name: &IfName) -> io::Result<LinkMode> {
-    match glinksettings(nif, name) {
-        Ok(buf) => {
-            let h: LinkSettings = read(&buf);
-            Ok(LinkMode { speed: h.speed, duplex: h.duplex, autoneg: h.autoneg != 0 })
-        }
-        Err(e) if fallback_to_gset(&e) => {
-            let c: LegacyCmd = call(nif, name, with_cmd(cmd::GSET))?;
-            let speed = (u32::from(c.speed_hi) << 16) | u32::from(c.speed);
-            let speed = if speed == 0xffff || speed == 0xffff_ffff { SPEED_UNKNOWN } else { speed };
-            Ok(LinkMode { speed, duplex: c.duplex, autoneg: c.autoneg != 0 })
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Change what is given, keep the rest (and the advertised modes).
-pub(crate) fn set_link_mode(
-    nif: &mut dyn Netif,
-    name: &IfName,
-    speed: Option<u32>,
-    duplex: Option<Duplex>,
-    autoneg: Option<bool>,
-) -> io::Result<()> {
-    let dup = duplex.map(|d| if d == Duplex::Full { DUPLEX_FULL } else { DUPLEX_HALF });
-    match glinksettings(nif, name) {
-        Ok(mut buf) => {
-            let mut h: LinkSettings = read(&buf);
-            h.cmd = cmd::SLINKSETTINGS;
-            if let Some(s) = speed {
-                h.speed = s;
-            }
-            if let Some(d) = dup {
-                h.duplex = d;
-            }
-            if let Some(a) = autoneg {
-                h.autoneg = a.into();
-            }
-            write(&mut buf, &h);
-            nif.ethtool(name, &mut buf).map(|_| ())
-        }
-        Err(e) if fallback_to_gset(&e) => {
-            let mut c: LegacyCmd = call(nif, name, with_cmd(cmd::GSET))?;
-            c.cmd = cmd::SSET;
-            if let Some(s) = speed {
-                c.speed = (s & 0xffff) as u16;
-                c.speed_hi = (s >> 16) as u16;
-            }
-            if let Some(d) = dup {
-                c.duplex = d;
-            }
-            if let Some(a) = autoneg {
-                c.autoneg = a.into();
-            }
-            call(nif, name, c).map(|_| ())
-        }
-        Err(e) => Err(e),
-    }
-}
-
-// -------------------------------------------------------------- offloads
-
-/// The offloads a profile can switch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Offload {
-    Tso,
-    Gso,
-    Gro,
-    RxChecksum,
-    TxChecksum,
-    Sg,
-}
-
-impl Offload {
-    pub(crate) const ALL: [Offload; 6] = [Offload::Tso, Offload::Gso, Offload::Gro, Offload::RxChecksum, Offload::TxChecksum, Offload::Sg];
-
-    /// The profile key under `[interface.ethtool]`.
-    pub(crate) fn key(self) -> &'static str {
-        match self {
-            Offload::Tso => "tso",
-            Offload::Gso => "gso",
-            Offload::Gro => "gro",
-            Offload::RxChecksum => "rx_checksum",
-            Offload::TxChecksum => "tx_checksum",
-            Offload::Sg => "sg",
-        }
-    }
-
-    /// The kernel's ETH_SS_FEATURES names this offload switches together
-    /// (as `ethtool -K` does: "tso" is every TCP segmentation feature,
-    /// "tx" every transmit checksum feature; accecn is new in 6.18).
-    pub(crate) fn features(self) -> &'static [&'static str] {
-        match self {
-            Offload::Tso => &[
-                "tx-tcp-segmentation",
-                "tx-tcp-ecn-segmentation",
-                "tx-tcp-mangleid-segmentation",
-                "tx-tcp6-segmentation",
-                "tx-tcp-accecn-segmentation",
-            ],
-            Offload::Gso => &["tx-generic-segmentation"],
-            Offload::Gro => &["rx-gro"],
-            Offload::RxChecksum => &["rx-checksum"],
-            Offload::TxChecksum => {
-                &["tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6", "tx-checksum-fcoe-crc", "tx-checksum-sctp"]
-            }
-            Offload::Sg => &["tx-scatter-gather"],
-        }
-    }
-
-    /// The legacy get and set commands.
-    pub(crate) fn legacy(self) -> (u32, u32) {
-        match self {
-            Offload::Tso => (cmd::GTSO, cmd::STSO),
-            Offload::Gso => (cmd::GGSO, cmd::SGSO),
-            Offload::Gro => (cmd::GGRO, cmd::SGRO),
-            Offload::RxChecksum => (cmd::GRXCSUM, cmd::SRXCSUM),
-            Offload::TxChecksum => (cmd::GTXCSUM, cmd::STXCSUM),
-            Offload::Sg => (cmd::GSG, cmd::SSG),
-        }
-    }
-
-    /// The wanted value in a profile's ethtool table.
-    pub(crate) fn wanted(self, e: &crate::config::net::Ethtool) -> Option<bool> {
-        match self {
-            Offload::Tso => e.tso,
-            Offload::Gso => e.gso,
-            Offload::Gro => e.gro,
-            Offload::RxChecksum => e.rx_checksum,
-            Offload::TxChecksum => e.tx_checksum,
-            Offload::Sg => e.sg,
-        }
-    }
-}
-
-impl fmt::Display for Offload {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.key())
-    }
-}
-
-/// The generic feature table: ETH_SS_FEATURES names and their bits.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Features {
-    pub names: Vec<String>,
-    pub blocks: Vec<GetFeaturesBlock>,
-}
-
-/// Where an offload stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct OffloadState {
-    /// Some(x) when every changeable feature of the group (or, when none
-    /// is, every present one) is x; None when mixed.
-    pub on: Option<bool>,
-    /// Whether the driver lets any feature of the group change.
-    pub changeable: bool,
-}
-
-impl Features {
-    fn bit(&self, i: usize) -> (GetFeaturesBlock, u32) {
-        (self.blocks.get(i / 32).copied().unwrap_or_default(), 1 << (i % 32))
-    }
-
-    /// The indexes of the features an offload covers that this kernel has.
-    fn indexes(&self, off: Offload) -> Vec<usize> {
-        let want = off.features();
-        self.names.iter().enumerate().filter(|(_, n)| want.contains(&n.as_str())).map(|(i, _)| i).collect()
-    }
-
-    /// None when the kernel has none of the offload's features.
-    pub(crate) fn state(&self, off: Offload) -> Option<OffloadState> {
-        let idx = self.indexes(off);
-        if idx.is_empty() {
-            return None;
-        }
-        let changeable = idx.iter().any(|&i| {
-            let (b, m) = self.bit(i);
-            b.available & m != 0
-        });
-        // Features fixed by the driver cannot follow; judge by the others.
-        let judged: Vec<usize> = if changeable {
-            idx.into_iter()
-                .filter(|&i| {
-                    let (b, m) = self.bit(i);
-                    b.available & m != 0
-                })
-                .collect()
-        } else {
-            idx
-        };
-        let active: Vec<bool> = judged
-            .iter()
-            .map(|&i| {
-                let (b, m) = self.bit(i);
-                b.active & m != 0
-            })
-            .collect();
-        let on = if active.iter().all(|a| *a) {
-            Some(true)
-        } else if active.iter().all(|a| !*a) {
-            Some(false)
-        } else {
-            None
-        };
-        Some(OffloadState { on, changeable })
-    }
-}
-
-/// ETHTOOL_GSSET_INFO for the feature names, ETHTOOL_GSTRINGS, then
-/// ETHTOOL_GFEATURES.
-pub(crate) fn get_features(nif: &mut dyn Netif, name: &IfName) -> io::Result<Features> {
-    let info: SsetInfo = call(nif, name, SsetInfo { cmd: cmd::GSSET_INFO, sset_mask: 1 << ETH_SS_FEATURES, ..SsetInfo::default() })?;
-    if info.sset_mask & (1 << ETH_SS_FEATURES) == 0 {
-        return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
-    }
-    let count = info.data[0] as usize;
-    if count == 0 || count > 4096 {
-        return Err(io::Error::other(format!("ETH_SS_FEATURES has {count} strings")));
-    }
-    let hdr = std::mem::size_of::<GStrings>();
-    let mut buf = vec![0u8; hdr + count * ETH_GSTRING_LEN];
-    write(&mut buf, &GStrings { cmd: cmd::GSTRINGS, string_set: ETH_SS_FEATURES, len: count as u32 });
-    nif.ethtool(name, &mut buf)?;
-    let got: GStrings = read(&buf);
-    let count = count.min(got.len as usize);
-    let names: Vec<String> = buf[hdr..hdr + count * ETH_GSTRING_LEN]
-        .chunks(ETH_GSTRING_LEN)
-        .map(|s| {
-            let end = s.iter().position(|b| *b == 0).unwrap_or(s.len());
-            String::from_utf8_lossy(&s[..end]).into_owned()
-        })
-        .collect();
-    let words = count.div_ceil(32);
-    let hdr = std::mem::size_of::<FeaturesHeader>();
-    let block = std::mem::size_of::<GetFeaturesBlock>();
-    let mut buf = vec![0u8; hdr + words * block];
-    write(&mut buf, &FeaturesHeader { cmd: cmd::GFEATURES, size: words as u32 });
-    nif.ethtool(name, &mut buf)?;
-    let blocks = (0..words).map(|w| read::<GetFeaturesBlock>(&buf[hdr + w * block..])).collect();
-    Ok(Features { names, blocks })
-}
-
-/// ETHTOOL_SFEATURES for the changeable features of one offload.
-fn set_features(nif: &mut dyn Netif, name: &IfName, f: &Features, off: Offload, on: bool) -> io::Result<()> {
-    let words = f.blocks.len();
-    let mut set = vec![SetFeaturesBlock::default(); words];
-    let mut any = false;
-    for i in f.indexes(off) {
-        let (b, m) = f.bit(i);
-        if b.available & m != 0 {
-            set[i / 32].valid |= m;
-            if on {
-                set[i / 32].requested |= m;
-            }
-            any = true;
-        }
-    }
-    if !any {
-        return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
-    }
-    let hdr = std::mem::size_of::<FeaturesHeader>();
-    let block = std::mem::size_of::<SetFeaturesBlock>();
-    let mut buf = vec![0u8; hdr + words * block];
-    write(&mut buf, &FeaturesHeader { cmd: cmd::SFEATURES, size: words as u32 });
-    for (w, s) in set.iter().enumerate() {
-        write(&mut buf[hdr + w * block..], s);
-    }
-    let flags = nif.ethtool(name, &mut buf)?;
-    if flags & ETHTOOL_F_UNSUPPORTED != 0 {
-        return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
-    }
-    Ok(())
-}
-
-/// An offload's state: through the feature table when the kernel has one,
-/// else the legacy command. `Ok(None)`: the kernel knows no such feature.
-pub(crate) fn get_offload(nif: &mut dyn Netif, name: &IfName, table: Option<&Features>, off: Offload) -> io::Result<Option<OffloadState>> {
-    match table {
-        Some(f) => Ok(f.state(off)),
-        None => {
-            let v: Value = call(nif, name, Value { cmd: off.legacy().0, data: 0 })?;
-            Ok(Some(OffloadState { on: Some(v.data != 0), changeable: true }))
-        }
-    }
-}
-
-/// Switch an offload: ETHTOOL_SFEATURES when the kernel has it, else the
-/// legacy command.
-pub(crate) fn set_offload(nif: &mut dyn Netif, name: &IfName, off: Offload, on: bool) -> io::Result<()> {
-    match get_features(nif, name) {
-        Ok(f) => set_features(nif, name, &f, off, on),
-        Err(e) if unsupported(&e) => call(nif, name, Value { cmd: off.legacy().1, data: on.into() }).map(|_| ()),
-        Err(e) => Err(e),
-    }
+impl Fixed for SsetInfo {
+    const COMMANDS: &'static [u32] = &[cmd::GSSET_INFO];
 }
 
 #[cfg(test)]

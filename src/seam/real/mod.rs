@@ -1,5 +1,6 @@
 //! The real Linux implementations of the seams.
 
+pub(crate) mod ethtool;
 pub(crate) mod files;
 pub(crate) mod netif;
 pub(crate) mod netlink;
