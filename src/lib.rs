@@ -48,5 +48,5 @@ pub mod daemon_test {
     pub use crate::seam::watchdog::{Support, WatchdogDevice};
     pub use crate::watchdog::daemon::{serve, Host, Outcome, Sig};
     pub use crate::watchdog::health::Failure;
-    pub use crate::watchdog::LinuxWatchdog;
+    pub use crate::watchdog::Device;
 }

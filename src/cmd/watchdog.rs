@@ -15,7 +15,7 @@ use crate::cli::Cli;
 use crate::config::watchdog::Watchdog as Config;
 use crate::exit::Status;
 use crate::seam::Seams;
-use crate::watchdog::{device, history, LinuxWatchdog};
+use crate::watchdog::{device, history, Device};
 
 pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     match start(cli, seams, io) {
@@ -28,7 +28,7 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
 /// profile values live in this frame, which is gone (and its stack pages
 /// released) once the daemon runs.
 #[inline(never)]
-fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(LinuxWatchdog, Box<Config>, bool), Status> {
+fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(Device, Box<Config>, bool), Status> {
     let loaded = super::load(cli, seams, io)?;
     if loaded.profile.watchdog.is_none() {
         let _ = writeln!(io.err, "nasboot: {}: the profile has no [watchdog] section", cli.config.display());

@@ -11,7 +11,7 @@ use std::io;
 
 use embedded_hal::watchdog::{Watchdog, WatchdogDisable, WatchdogEnable};
 
-use super::device::{LinuxWatchdog, Secs};
+use super::device::{Device, Secs};
 use super::health::{Failure, Policy, Step};
 use crate::config::watchdog::Watchdog as Config;
 
@@ -56,12 +56,12 @@ pub trait Dog: Watchdog + WatchdogEnable<Time = Secs> + WatchdogDisable {
     fn handover(&mut self, argv: &[&str]) -> io::Error;
 }
 
-impl Dog for LinuxWatchdog {
+impl Dog for Device {
     fn timeout(&self) -> Option<u32> {
-        LinuxWatchdog::timeout(self)
+        Device::timeout(self)
     }
     fn handover(&mut self, argv: &[&str]) -> io::Error {
-        LinuxWatchdog::handover(self, argv)
+        Device::handover(self, argv)
     }
 }
 

@@ -1,4 +1,4 @@
-//! [`LinuxWatchdog`]: an open Linux watchdog device behind the
+//! [`Device`]: an open Linux watchdog device behind the
 //! [`WatchdogDevice`] seam, implementing embedded-hal 0.2's `Watchdog`,
 //! `WatchdogEnable` and `WatchdogDevice` traits, plus what those
 //! infallible traits cannot say (`try_feed`, the timeout really in use,
@@ -148,7 +148,7 @@ impl fmt::Display for Info {
 }
 
 /// An open watchdog device.
-pub struct LinuxWatchdog {
+pub struct Device {
     dev: Box<dyn WatchdogDevice>,
     /// The device path (or `WDTFD=<fd>`), for messages.
     pub path: PathBuf,
@@ -168,7 +168,7 @@ fn is_no_ioctl(e: &io::Error) -> bool {
 }
 
 /// Open the profile's device, or /dev/watchdog0 then /dev/watchdog.
-pub(crate) fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<LinuxWatchdog, OpenError> {
+pub(crate) fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<Device, OpenError> {
     let candidates: &[&str] = &paths::WATCHDOG_DEVICES;
     let mut tried = String::new();
     let one;
@@ -181,7 +181,7 @@ pub(crate) fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result
     };
     for path in list {
         match port.open(path) {
-            Ok(dev) => return Ok(LinuxWatchdog::new(dev, path.to_path_buf())),
+            Ok(dev) => return Ok(Device::new(dev, path.to_path_buf())),
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
                 return Err(OpenError::Busy { path: path.to_path_buf(), holder: port.holder(path) });
             }
@@ -198,8 +198,8 @@ pub(crate) fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result
 }
 
 /// Take over a descriptor handed on in `WDTFD`.
-pub(crate) fn adopt(port: &mut dyn WatchdogPort, fd: i32) -> Result<LinuxWatchdog, OpenError> {
-    port.adopt(fd).map(|dev| LinuxWatchdog::new(dev, PathBuf::from(format!("WDTFD={fd}")))).map_err(|error| OpenError::Adopt { fd, error })
+pub(crate) fn adopt(port: &mut dyn WatchdogPort, fd: i32) -> Result<Device, OpenError> {
+    port.adopt(fd).map(|dev| Device::new(dev, PathBuf::from(format!("WDTFD={fd}")))).map_err(|error| OpenError::Adopt { fd, error })
 }
 
 /// The sysfs class directory of a device path: /dev/watchdogN is
@@ -232,9 +232,9 @@ pub(crate) fn timeout_candidates(requested: u32, min: Option<u32>, max: Option<u
     out
 }
 
-impl LinuxWatchdog {
-    pub fn new(dev: Box<dyn WatchdogDevice>, path: PathBuf) -> LinuxWatchdog {
-        LinuxWatchdog { dev, path, info: Info::default(), timeout: None, write_only: false, failures: 0, disabled: false }
+impl Device {
+    pub fn new(dev: Box<dyn WatchdogDevice>, path: PathBuf) -> Device {
+        Device { dev, path, info: Info::default(), timeout: None, write_only: false, failures: 0, disabled: false }
     }
 
     /// The timeout the driver uses, when it told us.
@@ -389,7 +389,7 @@ impl LinuxWatchdog {
     }
 }
 
-impl Watchdog for LinuxWatchdog {
+impl Watchdog for Device {
     fn feed(&mut self) {
         match self.try_feed() {
             Ok(()) => self.failures = 0,
@@ -403,7 +403,7 @@ impl Watchdog for LinuxWatchdog {
     }
 }
 
-impl WatchdogEnable for LinuxWatchdog {
+impl WatchdogEnable for Device {
     type Time = Secs;
     /// (Re-)arm with a timeout: WDIOS_ENABLECARD, then the clamped
     /// WDIOC_SETTIMEOUT (which pets), then a pet.
@@ -418,7 +418,7 @@ impl WatchdogEnable for LinuxWatchdog {
     }
 }
 
-impl WatchdogDisable for LinuxWatchdog {
+impl WatchdogDisable for Device {
     fn disable(&mut self) {
         match self.stop() {
             Ok(None) => log::info!("{}: magic close: stopped", self.path.display()),

@@ -3,7 +3,7 @@
 //! runs.
 //!
 //! - [`ioctl`]: request numbers per architecture (include/uapi/linux/watchdog.h);
-//! - [`device`]: [`LinuxWatchdog`](device::LinuxWatchdog), the open device,
+//! - [`device`]: [`Device`](device::Device), the open device,
 //!   with embedded-hal 0.2's watchdog traits; timeout clamping, fallbacks;
 //! - [`daemon`]: the petting loop, generic over those traits;
 //! - [`health`]: checks and the repair policy;
@@ -33,10 +33,10 @@ use crate::config::Profile;
 use crate::paths;
 use crate::seam::Seams;
 
-pub use device::LinuxWatchdog;
+pub use device::Device;
 
 /// An open, armed device (what `apply` hands to `run`).
-pub(crate) type Armed = LinuxWatchdog;
+pub(crate) type Armed = Device;
 
 /// Open and arm the device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,7 +73,7 @@ pub(crate) fn plan(p: &Profile) -> Vec<Action> {
 
 /// Query the driver, log what it says, set the timeout. On ENOTTY (not a
 /// watchdog) nothing was written and the device is closed.
-pub(crate) fn setup(mut dog: LinuxWatchdog, timeout: u32, seams: &mut Seams<'_>) -> Result<LinuxWatchdog, device::OpenError> {
+pub(crate) fn setup(mut dog: Device, timeout: u32, seams: &mut Seams<'_>) -> Result<Device, device::OpenError> {
     dog.query(seams.files)?;
     log::info!("{}: {}", dog.path.display(), dog.info);
     if dog.info.card_reset() == Some(true) {
