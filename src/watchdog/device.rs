@@ -1,8 +1,8 @@
 //! [`Device`]: an open Linux watchdog device behind the
-//! [`WatchdogDevice`] seam, implementing embedded-hal 0.2's `Watchdog`,
-//! `WatchdogEnable` and `WatchdogDevice` traits, plus what those
-//! infallible traits cannot say (`try_feed`, the timeout really in use,
-//! what the driver told us).
+//! [`WatchdogDevice`] seam (real, dry-run or fake): what the driver told
+//! us, the timeout really in use, the petting fallbacks. Every operation
+//! returns its error; the daemon's [`Dog`](super::daemon::Dog) trait is
+//! implemented on it in `daemon.rs`.
 //!
 //! Follows drivers/watchdog/watchdog_dev.c: one opener at a time (EBUSY),
 //! any write pets, a 'V' arms release-on-close, WDIOC_SETTIMEOUT pets and
@@ -12,23 +12,12 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use embedded_hal::watchdog::{Watchdog, WatchdogDisable, WatchdogEnable};
 use nix::libc;
 
 use crate::paths;
 use crate::seam::watchdog::{Support, WatchdogDevice, WatchdogPort};
 use crate::seam::Files;
 use crate::sys::watchdog::{self as ioctl, WDIOF_CARDRESET, WDIOF_MAGICCLOSE, WDIOF_SETTIMEOUT, WDIOS_DISABLECARD, WDIOS_ENABLECARD};
-
-/// Seconds, the `WatchdogEnable::Time` of a Linux watchdog.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Secs(pub u32);
-
-impl From<u32> for Secs {
-    fn from(s: u32) -> Secs {
-        Secs(s)
-    }
-}
 
 /// Timeouts tried, nearest first, when the driver rejects the one asked
 /// for and sysfs does not give its limits (watchdog 5.x falls back to
@@ -157,7 +146,7 @@ pub struct Device {
     timeout: Option<u32>,
     /// WDIOC_KEEPALIVE is not available: pet with write().
     write_only: bool,
-    /// Consecutive failed pets, to log the first and then every 60th.
+    /// Consecutive failed apply-time pets, to log the first and then every 60th.
     failures: u32,
     /// An orderly stop was done.
     disabled: bool,
@@ -325,7 +314,7 @@ impl Device {
 
     /// Pet once: WDIOC_KEEPALIVE, or write() when the ioctl is not there
     /// (ENOTTY, ENOSYS under qemu-user, EINVAL). Allocation-free.
-    pub fn try_feed(&mut self) -> io::Result<()> {
+    pub fn feed(&mut self) -> io::Result<()> {
         if !self.write_only {
             match self.dev.keepalive() {
                 Ok(()) => return Ok(()),
@@ -354,15 +343,37 @@ impl Device {
         }
     }
 
+    /// WDIOC_SETOPTIONS where the driver answered WDIOC_GETSUPPORT; a
+    /// driver without it (ENOTTY, EINVAL...) is left to the magic close.
+    fn set_card(&mut self, option: u32) -> io::Result<()> {
+        if self.info.support.is_none() {
+            return Ok(());
+        }
+        match self.dev.set_options(option) {
+            Err(e) if !is_no_ioctl(&e) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
     /// Orderly stop: 'V' (release on close), then WDIOS_DISABLECARD where
     /// the driver has it. Returns why it may not have stopped, if known.
     pub fn stop(&mut self) -> io::Result<Option<&'static str>> {
         self.disabled = true;
         self.dev.write(b"V")?;
-        if self.info.support.is_some() {
-            let _ = self.dev.set_options(WDIOS_DISABLECARD);
+        if let Err(e) = self.set_card(WDIOS_DISABLECARD) {
+            log::warn!("{}: WDIOS_DISABLECARD: {e}", self.path.display());
+            return Ok(Some("WDIOS_DISABLECARD failed: only the magic close can stop it"));
         }
         Ok(self.info.cannot_stop())
+    }
+
+    /// (Re-)arm with a timeout: WDIOS_ENABLECARD, then the clamped
+    /// WDIOC_SETTIMEOUT (which pets), then a pet.
+    pub fn rearm(&mut self, secs: u32) -> io::Result<()> {
+        self.disabled = false;
+        self.set_card(WDIOS_ENABLECARD)?;
+        self.set_timeout(secs);
+        self.feed()
     }
 
     /// Whether an orderly stop was done.
@@ -375,23 +386,10 @@ impl Device {
         self.dev.exec_handover(argv)
     }
 
-    /// The apply-time pet: failures are logged, the next pet tries again.
+    /// The apply-time pet: failures are logged (the first, then every
+    /// 60th in a row), the next pet tries again.
     pub fn pet(&mut self) {
-        self.feed();
-    }
-
-    /// Orderly close for `apply`: magic close, then close.
-    pub fn close(mut self) -> io::Result<()> {
-        if let Some(why) = self.stop()? {
-            log::warn!("{}: {why}", self.path.display());
-        }
-        Ok(())
-    }
-}
-
-impl Watchdog for Device {
-    fn feed(&mut self) {
-        match self.try_feed() {
+        match self.feed() {
             Ok(()) => self.failures = 0,
             Err(e) => {
                 if self.failures % 60 == 0 {
@@ -401,30 +399,13 @@ impl Watchdog for Device {
             }
         }
     }
-}
 
-impl WatchdogEnable for Device {
-    type Time = Secs;
-    /// (Re-)arm with a timeout: WDIOS_ENABLECARD, then the clamped
-    /// WDIOC_SETTIMEOUT (which pets), then a pet.
-    fn start<T: Into<Secs>>(&mut self, period: T) {
-        let Secs(t) = period.into();
-        self.disabled = false;
-        if self.info.support.is_some() {
-            let _ = self.dev.set_options(WDIOS_ENABLECARD);
+    /// Orderly close for `apply`: magic close, then close.
+    pub fn close(mut self) -> io::Result<()> {
+        if let Some(why) = self.stop()? {
+            log::warn!("{}: {why}", self.path.display());
         }
-        self.set_timeout(t);
-        self.feed();
-    }
-}
-
-impl WatchdogDisable for Device {
-    fn disable(&mut self) {
-        match self.stop() {
-            Ok(None) => log::info!("{}: magic close: stopped", self.path.display()),
-            Ok(Some(why)) => log::warn!("{}: magic close written, but {why}", self.path.display()),
-            Err(e) => log::error!("{}: magic close failed: {e}; the board will reset", self.path.display()),
-        }
+        Ok(())
     }
 }
 
@@ -512,8 +493,8 @@ mod tests {
         assert!(dog.write_only());
         assert!(dog.info.to_string().contains("could not be queried"), "{}", dog.info);
         assert_eq!(dog.set_timeout(10), None);
-        dog.try_feed().unwrap();
-        dog.try_feed().unwrap();
+        dog.feed().unwrap();
+        dog.feed().unwrap();
         assert_eq!(b.watchdog.driver.borrow().pets, 2);
         assert_eq!(b.effects().last().unwrap(), "write /dev/watchdog0 \"\\0\"");
         assert_eq!(dog.stop().unwrap(), Some("the driver could not be queried, so whether it stopped is unknown"));
@@ -525,9 +506,9 @@ mod tests {
         let mut b = board();
         let mut dog = open(&mut b.watchdog, None).unwrap();
         dog.query(&mut b.files).unwrap();
-        dog.feed();
+        dog.feed().unwrap();
         b.watchdog.driver.borrow_mut().ioctl_errno = Some(libc::EINVAL);
-        dog.feed();
+        dog.feed().unwrap();
         assert!(dog.write_only());
         assert_eq!(b.watchdog.driver.borrow().pets, 2);
     }
@@ -547,8 +528,8 @@ mod tests {
     fn armed_then_stopped(b: &mut FakeBoard) {
         let mut dog = open(&mut b.watchdog, None).unwrap();
         dog.query(&mut b.files).unwrap();
-        dog.start(5u32);
-        dog.disable();
+        dog.rearm(5).unwrap();
+        assert_eq!(dog.stop().unwrap(), None);
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! and kept by `nasboot run` / `nasboot watchdog` for as long as the board
 //! runs.
 //!
-//! - [`ioctl`]: request numbers per architecture (include/uapi/linux/watchdog.h);
-//! - [`device`]: [`Device`](device::Device), the open device,
-//!   with embedded-hal 0.2's watchdog traits; timeout clamping, fallbacks;
-//! - [`daemon`]: the petting loop, generic over those traits;
+//! - `crate::sys::watchdog`: the request numbers per architecture (include/uapi/linux/watchdog.h);
+//! - [`device`]: [`Device`](device::Device), the open device: timeout
+//!   clamping, petting fallbacks, the orderly stop;
+//! - [`daemon`]: the petting loop, generic over its fallible `Dog` trait;
 //! - [`health`]: checks and the repair policy;
 //! - [`history`]: reset history across boots and boot-loop backoff;
 //! - [`signals`]: sigprocmask + sigtimedwait, mlockall, SCHED_RR.
@@ -213,7 +213,7 @@ pub(crate) fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config:
         Ok(s) => s,
         Err(e) => {
             log::error!("cannot block signals: {e}; magic close and exit");
-            embedded_hal::watchdog::WatchdogDisable::disable(&mut dog);
+            daemon::disable(&mut dog);
             return crate::exit::Status::Failure;
         }
     };

@@ -1,6 +1,6 @@
 //! Watchdog devices under /dev (relocated under `--root`): the ioctls of
 //! include/uapi/linux/watchdog.h with the request numbers computed in
-//! `crate::watchdog::ioctl` (right on every architecture, 32-bit sparc
+//! `crate::sys::watchdog` (right on every architecture, 32-bit sparc
 //! included).
 
 use std::fs::{File, OpenOptions};
