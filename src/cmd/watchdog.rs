@@ -40,13 +40,20 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(Device, B
     }
     let cfg = profile.watchdog.clone().expect("checked above");
     let opened = match std::env::var("WDTFD") {
-        Ok(v) => match v.trim().parse::<i32>() {
-            Ok(fd) if fd >= 0 => device::adopt(seams.watchdog, fd),
-            _ => {
-                let _ = writeln!(io.err, "nasboot: WDTFD={v:?} is not a file descriptor number");
-                return Err(Status::Usage);
+        Ok(v) => {
+            let fd = device::wdtfd(&v).map_err(|e| {
+                let _ = writeln!(io.err, "nasboot: {e}");
+                Status::Usage
+            })?;
+            let adopted = device::adopt(seams.watchdog, fd);
+            if adopted.is_ok() {
+                // Consumed, as procd's watchdog.c unsets it: the commands
+                // this process runs (repairs, the next hand-over) must not
+                // see a number that is no longer theirs.
+                std::env::remove_var("WDTFD");
             }
-        },
+            adopted
+        }
         Err(_) => device::open(seams.watchdog, cfg.device.as_ref().map(|d| d.as_path())),
     };
     match opened.and_then(|d| crate::watchdog::setup(d, cfg.timeout.0, seams)) {

@@ -219,7 +219,7 @@ impl WatchdogPort for DryRunWatchdogPort {
         say(format_args!("open {}", path.display()));
         Ok(Box::new(DryRunWatchdog(path.to_path_buf())))
     }
-    fn adopt(&mut self, fd: i32) -> io::Result<Box<dyn WatchdogDevice>> {
+    fn adopt(&mut self, fd: std::os::fd::RawFd) -> io::Result<Box<dyn WatchdogDevice>> {
         say(format_args!("adopt the watchdog descriptor {fd}"));
         Ok(Box::new(DryRunWatchdog(PathBuf::from(format!("fd {fd}")))))
     }

@@ -536,6 +536,9 @@ impl WatchdogPort for FakeWatchdogPort {
         if !self.inherited.contains(&fd) {
             return Err(io::Error::from_raw_os_error(nix::libc::EBADF));
         }
+        if let Some(e @ nix::libc::ENOTTY) = self.driver.borrow().ioctl_errno {
+            return Err(io::Error::from_raw_os_error(e));
+        }
         self.journal.borrow_mut().push(format!("adopt {fd}"));
         Ok(Box::new(FakeWatchdog { path: PathBuf::from(format!("fd{fd}")), journal: self.journal.clone(), driver: self.driver.clone() }))
     }

@@ -66,6 +66,10 @@ impl fmt::Display for OpenError {
             OpenError::NotWatchdog { path } => {
                 write!(f, "{}: not a watchdog device (WDIOC_GETSUPPORT: inappropriate ioctl); closed without writing", path.display())
             }
+            OpenError::Adopt { fd, error } if error.raw_os_error() == Some(libc::ENOTTY) => write!(
+                f,
+                "WDTFD={fd}: cannot adopt the inherited watchdog descriptor: it is not a watchdog (WDIOC_GETSUPPORT: {error}); left untouched"
+            ),
             OpenError::Adopt { fd, error } => write!(f, "WDTFD={fd}: cannot adopt the inherited watchdog descriptor: {error}"),
             OpenError::Other { path, error } => write!(f, "{}: {error}", path.display()),
         }
@@ -184,6 +188,37 @@ pub(crate) fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result
         }
     }
     Err(OpenError::Missing { tried })
+}
+
+/// A `WDTFD` value that names no descriptor to adopt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum BadWdtfd {
+    /// Not a number.
+    NotANumber(String),
+    /// 0, 1 or 2: a hand-over never passes standard input, output or error.
+    Standard(i32),
+}
+
+impl fmt::Display for BadWdtfd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadWdtfd::NotANumber(v) => write!(f, "WDTFD=\"{}\" is not a file descriptor number", v.escape_debug()),
+            BadWdtfd::Standard(fd) => {
+                let which = ["standard input", "standard output", "standard error"][*fd as usize];
+                write!(f, "WDTFD={fd} is {which}, not a watchdog descriptor handed over (those are 3 and above)")
+            }
+        }
+    }
+}
+
+/// The descriptor number in a `WDTFD` value (as procd's watchdog.c
+/// reads it), refusing the standard descriptors.
+pub(crate) fn wdtfd(value: &str) -> Result<i32, BadWdtfd> {
+    match value.trim().parse::<i32>() {
+        Ok(fd @ 0..=2) => Err(BadWdtfd::Standard(fd)),
+        Ok(fd) if fd > 2 => Ok(fd),
+        _ => Err(BadWdtfd::NotANumber(value.to_string())),
+    }
 }
 
 /// Take over a descriptor handed on in `WDTFD`.
@@ -419,6 +454,31 @@ mod tests {
         b.watchdog.devices.insert("/dev/watchdog0".into());
         b.watchdog.devices.insert("/dev/watchdog".into());
         b
+    }
+
+    #[test]
+    fn wdtfd_refuses_the_standard_descriptors_and_non_numbers() {
+        assert_eq!(wdtfd(" 3\n"), Ok(3));
+        assert_eq!(wdtfd("1"), Err(BadWdtfd::Standard(1)));
+        assert_eq!(
+            wdtfd("1").unwrap_err().to_string(),
+            "WDTFD=1 is standard output, not a watchdog descriptor handed over (those are 3 and above)"
+        );
+        assert_eq!(wdtfd("0"), Err(BadWdtfd::Standard(0)));
+        assert_eq!(wdtfd("-4"), Err(BadWdtfd::NotANumber("-4".into())));
+        assert_eq!(wdtfd("abc").unwrap_err().to_string(), "WDTFD=\"abc\" is not a file descriptor number");
+    }
+
+    #[test]
+    fn an_inherited_descriptor_that_is_no_watchdog_is_refused() {
+        let mut b = board();
+        b.watchdog.inherited.insert(5);
+        b.watchdog.driver.borrow_mut().ioctl_errno = Some(libc::ENOTTY);
+        let e = adopt(&mut b.watchdog, 5).err().unwrap();
+        assert!(matches!(&e, OpenError::Adopt { fd: 5, error } if error.raw_os_error() == Some(libc::ENOTTY)), "{e}");
+        let shown = e.to_string();
+        assert!(shown.contains(": it is not a watchdog (WDIOC_GETSUPPORT: ") && shown.ends_with("); left untouched"), "{shown}");
+        assert!(b.effects().is_empty(), "nothing adopted, nothing written");
     }
 
     #[test]

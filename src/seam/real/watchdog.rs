@@ -5,7 +5,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
@@ -32,17 +32,8 @@ pub(crate) struct RealWatchdog {
 }
 
 impl RealWatchdog {
-    /// ioctl(fd, request, arg). The request type is c_ulong on glibc and
-    /// c_int on musl (`libc::Ioctl`); the number is the same bits.
     fn ioctl<T>(&mut self, request: u32, arg: &mut T) -> io::Result<()> {
-        // SAFETY: `arg` is a valid, exclusively borrowed T whose size is
-        // the one encoded in `request`.
-        let r = unsafe { libc::ioctl(self.file.as_raw_fd(), request as libc::Ioctl, arg as *mut T) };
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
+        ioctl(self.file.as_raw_fd(), request, arg)
     }
 
     fn int_ioctl(&mut self, request: u32, value: u32) -> io::Result<u32> {
@@ -98,6 +89,21 @@ impl WatchdogDevice for RealWatchdog {
     }
 }
 
+/// ioctl(fd, request, arg) with a watchdog request number, whose size
+/// field is that of `T`. The request type is c_ulong on glibc and c_int
+/// on musl (`libc::Ioctl`); the number is the same bits.
+fn ioctl<T>(fd: RawFd, request: u32, arg: &mut T) -> io::Result<()> {
+    // SAFETY: `arg` is a valid, exclusively borrowed T whose size is the
+    // one encoded in `request` (the WDIOC_* numbers of sys::watchdog); a
+    // descriptor that is not open only gives EBADF.
+    let r = unsafe { libc::ioctl(fd, request as libc::Ioctl, arg as *mut T) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
 fn set_cloexec(fd: i32, on: bool) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor we own; no pointers.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
@@ -118,17 +124,27 @@ impl WatchdogPort for RealWatchdogPort {
         Ok(Box::new(RealWatchdog { file }))
     }
 
-    fn adopt(&mut self, fd: i32) -> io::Result<Box<dyn WatchdogDevice>> {
-        if fd < 0 {
+    fn adopt(&mut self, fd: RawFd) -> io::Result<Box<dyn WatchdogDevice>> {
+        if fd <= 2 {
+            // Standard input, output or error: never a hand-over.
             return Err(io::Error::from_raw_os_error(libc::EBADF));
         }
         // Fails with EBADF unless the descriptor is open; then keep it
         // from leaking into the commands we run.
         set_cloexec(fd, true)?;
-        // SAFETY: the descriptor was handed to this process to own (WDTFD)
-        // and is open; nothing else in the process uses it.
-        let file = unsafe { File::from_raw_fd(fd) };
-        Ok(Box::new(RealWatchdog { file }))
+        // A watchdog answers WDIOC_GETSUPPORT; anything else (a file, a
+        // pipe, a terminal) says ENOTTY and is left alone. Other errors
+        // (ENOSYS under qemu-user) cannot tell, as at open.
+        let mut info = WatchdogInfo::default();
+        match ioctl(fd, ioctl::WDIOC_GETSUPPORT, &mut info) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOTTY) => return Err(e),
+            _ => {}
+        }
+        // SAFETY: WDTFD handed this open descriptor to this process to own;
+        // it is consumed once (the caller removes WDTFD), so nothing else
+        // in the process owns it.
+        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Box::new(RealWatchdog { file: File::from(owned) }))
     }
 
     fn holder(&mut self, path: &Path) -> Option<(u32, String)> {
