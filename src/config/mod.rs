@@ -6,6 +6,7 @@
 //! `validate` (rules that span several values: duplicates, zones,
 //! reachability). Nothing here touches the system.
 
+mod client;
 mod de;
 pub(crate) mod firewall;
 pub(crate) mod net;

@@ -232,7 +232,7 @@ pub(crate) fn validate(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning
             } else {
                 x.clients
                     .iter()
-                    .map(|c| crate::nfs::client::Client::parse(c.get_ref()).map_or_else(|_| c.get_ref().to_string(), |c| c.to_string()))
+                    .map(|c| super::types::Client::parse(c.get_ref()).map_or_else(|_| c.get_ref().to_string(), |c| c.to_string()))
                     .collect()
             }
         };

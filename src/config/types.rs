@@ -6,6 +6,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
+pub(crate) use super::client::Client;
+
 use serde::de::{self, Deserialize, Deserializer};
 
 /// Declares a newtype that deserialises from a string through `FromStr`.

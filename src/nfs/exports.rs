@@ -29,7 +29,7 @@ use std::fmt::Write as _;
 use crate::config::nfs::{Export, Fsid, Squash};
 use crate::config::Profile;
 
-use super::client::Client;
+use crate::config::types::Client;
 
 /// Whether byte `b` is written as `\ooo`.
 fn needs_escape(b: u8) -> bool {

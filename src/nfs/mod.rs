@@ -13,7 +13,6 @@
 //! Nothing is planned for NFS when the profile has no exports and sets no
 //! nfsd knob, so a board whose exports are managed by hand is left alone.
 
-pub(crate) mod client;
 pub(crate) mod distro;
 pub(crate) mod exports;
 pub(crate) mod nfsd;

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use crate::config::types::IpNet;
+use super::types::IpNet;
 
 /// One client of an export.
 #[derive(Clone, Debug, PartialEq, Eq)]
