@@ -3,45 +3,12 @@
 //! interface and knob, the file, the tool) and the rest carries on; the
 //! firewall module installs its own fallback when its rule set fails.
 
-use std::fmt;
-
 use crate::exit::Status;
 use crate::plan::{Action, Plan};
 use crate::seam::Seams;
+use crate::step::Severity;
+pub(crate) use crate::step::StepError;
 use crate::{firewall, net, nfs, storage, sysctl, watchdog};
-
-/// How bad a failed step is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Severity {
-    /// A knob did not take; the boot carries on (exit 3).
-    Partial,
-    /// The step could not be done at all (exit 1).
-    Fatal,
-}
-
-/// A step that failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct StepError {
-    /// What it was about: "eth0 mtu", "/etc/exports", "nft".
-    pub subject: String,
-    pub message: String,
-    pub severity: Severity,
-}
-
-impl StepError {
-    pub(crate) fn partial(subject: impl Into<String>, message: impl fmt::Display) -> StepError {
-        StepError { subject: subject.into(), message: message.to_string(), severity: Severity::Partial }
-    }
-    pub(crate) fn fatal(subject: impl Into<String>, message: impl fmt::Display) -> StepError {
-        StepError { subject: subject.into(), message: message.to_string(), severity: Severity::Fatal }
-    }
-}
-
-impl fmt::Display for StepError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.subject, self.message)
-    }
-}
 
 /// What an apply did.
 pub(crate) struct Report {

@@ -23,6 +23,7 @@ mod nfs;
 mod paths;
 mod plan;
 mod seam;
+mod step;
 mod storage;
 mod sys;
 mod sysctl;

@@ -4,10 +4,10 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::apply::StepError;
 use crate::config::Profile;
 use crate::paths;
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// Set a device's read-ahead.
 #[derive(Clone, Debug, PartialEq, Eq)]

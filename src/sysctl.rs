@@ -16,10 +16,10 @@
 
 use std::fmt;
 
-use crate::apply::StepError;
 use crate::config::system::SysctlPreset;
 use crate::config::Profile;
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// The "slow-cpu-nas" preset.
 pub(crate) const SLOW_CPU_NAS: &[(&str, &str)] = &[

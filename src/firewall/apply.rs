@@ -30,9 +30,9 @@ use std::time::Duration;
 use super::backend::Backend;
 use super::model::Ifaces;
 use super::RuleSet;
-use crate::apply::StepError;
 use crate::paths;
 use crate::seam::{Cmd, Output, Seams};
+use crate::step::StepError;
 
 /// How long a tool may take: fw3 reloads have taken seconds per interface
 /// on MIPS routers, so be generous.

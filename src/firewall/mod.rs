@@ -91,13 +91,13 @@ mod tests;
 
 use std::fmt;
 
-use crate::apply::StepError;
 use crate::config::firewall::{Hook, Profile as FwProfile};
 use crate::config::types::IfName;
 use crate::config::Profile;
 use crate::paths;
 use crate::seam::netif::{ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::seam::{Cmd, Seams};
+use crate::step::StepError;
 use std::time::Duration;
 
 pub(crate) use backend::Backend;

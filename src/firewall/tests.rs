@@ -264,7 +264,7 @@ fn rejected_rule_set_loads_the_fallback_and_quotes_the_line() {
     b.runner.answers = VecDeque::from([fail("/dev/stdin:5:9-12: Error: syntax error, unexpected rule\n\t\tbogus rule\n\t\t      ^^^^\n")]);
     let e = super::apply(&a, &mut b.seams()).unwrap_err();
     assert_eq!(e.subject, "nft");
-    assert_eq!(e.severity, crate::apply::Severity::Fatal);
+    assert_eq!(e.severity, crate::step::Severity::Fatal);
     assert!(
         e.message.starts_with(
             "nft rejected the rule set: /dev/stdin:5:9-12: Error: syntax error, unexpected rule (line 5: `table inet nasboot {`)"

@@ -9,11 +9,11 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::Errno;
-use crate::apply::StepError;
 use crate::config::net::{Interface, Method};
 use crate::config::types::{IfName, IpNet};
 use crate::seam::netif::{LinkState, RouteEntry};
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// The metric the kernel gives an IPv6 route added with none.
 pub(crate) const IPV6_DEFAULT_METRIC: u32 = 1024;

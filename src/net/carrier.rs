@@ -6,11 +6,11 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::apply::StepError;
 use crate::config::net::Interface;
 use crate::config::types::IfName;
 use crate::seam::netif::LinkState;
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// The longest single wait, in seconds.
 pub(crate) const STEP_SECS: u32 = 1;

@@ -12,10 +12,10 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::apply::StepError;
 use crate::config::net::{Interface, Method};
 use crate::config::types::IfName;
 use crate::seam::{Cmd, Seams};
+use crate::step::StepError;
 
 /// The clients tried, in order.
 pub(crate) const CLIENTS: [&str; 2] = ["udhcpc", "dhclient"];

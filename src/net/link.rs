@@ -6,11 +6,11 @@
 use std::fmt;
 
 use super::on_off;
-use crate::apply::StepError;
 use crate::config::net::Interface;
 use crate::config::types::{IfName, MacAddr};
 use crate::seam::netif::LinkState;
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// One link change.
 #[derive(Clone, Debug, PartialEq, Eq)]

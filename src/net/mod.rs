@@ -36,12 +36,12 @@ mod tests;
 use std::fmt;
 use std::io;
 
-use crate::apply::StepError;
 use crate::config::net::Interface;
 use crate::config::types::{IfName, IpNet};
 use crate::config::Profile;
 use crate::seam::netif::{LinkState, RouteEntry};
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// An errno kept in the observed state (io::Error is neither Clone nor Eq).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,10 +7,10 @@
 
 use std::fmt;
 
-use crate::apply::StepError;
 use crate::config::net::Interface;
 use crate::config::types::IfName;
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// Set one per-interface sysctl.
 #[derive(Clone, Debug, PartialEq, Eq)]

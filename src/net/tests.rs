@@ -3,12 +3,13 @@
 //! handshakes against a fake driver.
 
 use super::ethtool::{LinkMode, Pause};
-use crate::apply::{self, Severity};
+use crate::apply;
 use crate::config::{self, Profile};
 use crate::exit::Status;
 use crate::plan;
 use crate::seam::fake::FakeBoard;
 use crate::seam::netif::RouteEntry;
+use crate::step::Severity;
 use crate::sys::ethtool::{LinkSettings, RingParam, DUPLEX_FULL};
 
 fn profile(body: &str) -> Profile {

@@ -9,10 +9,10 @@ use std::io;
 
 use super::ethtool::{self, LinkMode, Offload, Pause, Rings};
 use super::{on_off, Errno};
-use crate::apply::StepError;
 use crate::config::net::{Duplex, Ethtool, Interface};
 use crate::config::types::IfName;
 use crate::seam::Seams;
+use crate::step::StepError;
 use crate::sys::ethtool::{DUPLEX_FULL, DUPLEX_HALF};
 
 /// One ethtool change.

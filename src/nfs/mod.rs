@@ -22,10 +22,10 @@ use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::apply::StepError;
 use crate::config::{ConfigError, Profile, Source, Warning};
 use crate::paths;
 use crate::seam::{Cmd, Files, Replaced, Seams};
+use crate::step::StepError;
 
 use nfsd::Knob;
 

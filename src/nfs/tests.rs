@@ -356,7 +356,7 @@ fn ebusy_on_a_knob_is_partial_with_a_hint() {
     s.files = &mut busy;
     let e = apply(&Action::Nfsd { knob: Knob::Versions, value: "+3 -4".into(), from: None }, &mut s).unwrap_err();
     assert_eq!(e.subject, "nfsd versions");
-    assert_eq!(e.severity, crate::apply::Severity::Partial);
+    assert_eq!(e.severity, crate::step::Severity::Partial);
     assert!(e.message.contains("EBUSY"), "{e}");
 }
 

@@ -27,11 +27,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::apply::StepError;
 use crate::config::watchdog::Watchdog as Config;
 use crate::config::Profile;
 use crate::paths;
 use crate::seam::Seams;
+use crate::step::StepError;
 
 pub use device::Device;
 
