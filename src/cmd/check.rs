@@ -16,7 +16,7 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     }
     let _ = writeln!(
         io.out,
-        "{}: ok: board {}, {} interface(s), {} export(s), firewall {:?}, watchdog {}",
+        "{}: ok: board {}, {} interface(s), {} export(s), firewall {}, watchdog {}",
         cli.config.display(),
         p.board.name,
         p.interface.len(),

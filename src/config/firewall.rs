@@ -21,6 +21,17 @@ pub enum Profile {
     Off,
 }
 
+/// The profile's own word: `stateless`, `stateful`, `off`.
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Profile::Stateless => "stateless",
+            Profile::Stateful => "stateful",
+            Profile::Off => "off",
+        })
+    }
+}
+
 /// The backend; `auto` picks from what the kernel offers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

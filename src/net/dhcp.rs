@@ -100,7 +100,6 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> 
         Ok(())
     } else {
         let err = String::from_utf8_lossy(&out.stderr);
-        let why = if out.timed_out { "timed out".to_string() } else { format!("exit status {:?}", out.code) };
-        Err(StepError::partial(subject, format!("{program} {why}: {}", err.trim())))
+        Err(StepError::partial(subject, format!("{program} {}: {}", out.ended(), err.trim())))
     }
 }

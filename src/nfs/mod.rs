@@ -316,7 +316,7 @@ fn exportfs(seams: &mut Seams<'_>, written: &str) -> Result<(), StepError> {
         if out.timed_out {
             format!("exportfs -ra timed out after {} s", EXPORTFS_TIMEOUT.as_secs())
         } else {
-            format!("exportfs -ra failed ({:?}): {first}", out.code)
+            format!("exportfs -ra failed ({}): {first}", out.ended())
         }
     } else {
         let parts: Vec<String> = located.iter().map(|e| format!("{}:{}: {}", e.file, e.line, e.message)).collect();

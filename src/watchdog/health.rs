@@ -194,11 +194,7 @@ impl Checker {
                 return Err(Failure::Test { program: program.into(), why: format!("hung; killed after {} s", timeout.as_secs()) });
             }
             if !out.success() {
-                let why = match out.code {
-                    Some(c) => format!("exit status {c}"),
-                    None => "killed by a signal".into(),
-                };
-                return Err(Failure::Test { program: program.into(), why });
+                return Err(Failure::Test { program: program.into(), why: out.ended().to_string() });
             }
         }
         Ok(())
@@ -219,7 +215,7 @@ pub(crate) fn repair(w: &Watchdog, runner: &mut dyn Runner) -> bool {
             false
         }
         Ok(out) => {
-            log::error!("repair command {program} failed: exit status {:?}", out.code);
+            log::error!("repair command {program} failed: {}", out.ended());
             false
         }
         Err(e) => {
