@@ -41,7 +41,8 @@ pub(crate) fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
             Action::Nfs(a) => nfs::apply(a, seams),
         };
         if let Err(e) = result {
-            log::error!("{e}");
+            // Shown once, by the caller's summary (cmd::apply); inline only at -vv.
+            log::debug!("failed: {e}");
             report.status = report.status.worst(match e.severity {
                 Severity::Partial => Status::Partial,
                 Severity::Fatal => Status::Failure,
