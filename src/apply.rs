@@ -3,10 +3,9 @@
 //! interface and knob, the file, the tool) and the rest carries on; the
 //! firewall module installs its own fallback when its rule set fails.
 
-use crate::exit::Status;
+use crate::exit::{ExitStatus, Status};
 use crate::plan::{Action, Plan};
 use crate::seam::Seams;
-use crate::step::Severity;
 pub(crate) use crate::step::StepError;
 use crate::{firewall, net, nfs, storage, sysctl, watchdog};
 
@@ -43,10 +42,7 @@ pub(crate) fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
         if let Err(e) = result {
             // Shown once, by the caller's summary (cmd::apply); inline only at -vv.
             log::debug!("failed: {e}");
-            report.status = report.status.worst(match e.severity {
-                Severity::Partial => Status::Partial,
-                Severity::Fatal => Status::Failure,
-            });
+            report.status = report.status.worst(e.exit_status());
             report.errors.push(e);
         }
     }
