@@ -68,7 +68,7 @@ pub(crate) fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<
     // Export and share paths must exist on the board (warnings; errors
     // with `[nfs] strict = true`). The text parsed as UTF-8 above.
     let src = config::Source { file: &file, text: std::str::from_utf8(&bytes).unwrap_or("") };
-    match crate::nfs::check_paths(&loaded.profile, &src, seams.files) {
+    match config::validate::board_paths(&loaded.profile, &src, &mut |p| seams.files.exists(p)) {
         Ok(w) => loaded.warnings.extend(w),
         Err(e) => {
             let _ = writeln!(io.err, "nasboot: {e}");

@@ -22,7 +22,7 @@ use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::config::{ConfigError, Profile, Source, Warning};
+use crate::config::Profile;
 use crate::paths;
 use crate::seam::{Cmd, Files, Replaced, Seams};
 use crate::step::StepError;
@@ -323,33 +323,6 @@ fn exportfs(seams: &mut Seams<'_>, written: &str) -> Result<(), StepError> {
         parts.join("; ")
     };
     Err(StepError::partial("exportfs", detail))
-}
-
-/// Export and share paths missing on the board: warnings, or an error
-/// when `[nfs] strict = true`. `nasboot --strict` turns the warnings into
-/// errors too (cmd::load).
-pub(crate) fn check_paths(p: &Profile, src: &Source<'_>, files: &mut dyn Files) -> Result<Vec<Warning>, ConfigError> {
-    let mut found = Vec::new();
-    for (i, e) in p.nfs.export.iter().enumerate() {
-        found.push((format!("nfs.export[{i}].path"), e.path.span(), e.path.get_ref().clone()));
-    }
-    if let Some(s) = &p.samba {
-        for (i, sh) in s.share.iter().enumerate() {
-            found.push((format!("samba.share[{i}].path"), sh.path.span(), sh.path.get_ref().clone()));
-        }
-    }
-    let mut warnings = Vec::new();
-    for (key, span, path) in found {
-        if files.exists(path.as_path()) {
-            continue;
-        }
-        let e = src.error(Some(span), &key, format!("{path} does not exist on this board"));
-        if p.nfs.strict {
-            return Err(e);
-        }
-        warnings.push(Warning(e));
-    }
-    Ok(warnings)
 }
 
 #[cfg(test)]
