@@ -33,7 +33,7 @@ mod watchdog;
 pub use cli::{parse as parse_args, Cli};
 pub use cmd::{dispatch, Io};
 pub use exit::Status;
-pub use firewall::apply::ignore_hangup;
+pub use firewall::load::ignore_hangup;
 pub use logger::init as init_logger;
 pub use seam::dryrun::{DryRunFiles, DryRunNetif, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};
 pub use seam::real::{files::RealFiles, netif::RealNetif, runner::RealRunner, sysctl::RealSysctl, watchdog::RealWatchdogPort, Root};

@@ -76,7 +76,7 @@ fn run() -> u8 {
 
     if cli.confirm.is_some() && !cli.dry_run {
         // `firewall apply --confirm` must outlive a dropped SSH session to
-        // roll back (firewall::apply).
+        // roll back (firewall::load).
         nasboot::ignore_hangup();
     }
     let root = Root::new(cli.root.clone());

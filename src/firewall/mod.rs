@@ -73,16 +73,16 @@
 //! # At boot, with a profile that cannot be read
 //!
 //! [`emergency`] gives the rule set for that case, and
-//! [`apply::load_emergency`] loads it: loopback, replies to connections the
+//! [`load::load_emergency`] loads it: loopback, replies to connections the
 //! box opened (this engages conntrack: acceptable in an emergency), the
 //! essential ICMP/ICMPv6 (neighbour discovery), and nothing else. No
 //! interface is known to be LAN then, so no LAN is opened; the serial
 //! console is the way in. `nasboot firewall lock-down` runs it without
 //! reading the profile, for boot scripts when `nasboot check` exits 2.
 
-pub(crate) mod apply;
 pub(crate) mod backend;
 pub(crate) mod iptables;
+pub(crate) mod load;
 pub(crate) mod model;
 pub(crate) mod nft;
 
@@ -334,6 +334,6 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
 
 pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::Load { rules, fallback_lan, instead } => apply::load(rules, instead.as_ref(), fallback_lan.as_ref(), seams),
+        Action::Load { rules, fallback_lan, instead } => load::load(rules, instead.as_ref(), fallback_lan.as_ref(), seams),
     }
 }

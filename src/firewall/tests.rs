@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
 
-use super::apply::{self, Confirm};
+use super::load::{self, Confirm};
 use super::*;
 use crate::config::parse_bytes;
 use crate::seam::fake::FakeBoard;
@@ -345,7 +345,7 @@ fn confirmed_apply_keeps_the_new_rules() {
     b.runner.answers = VecDeque::from([ok("table inet nasboot {\n}\n"), fail("Error: No such file or directory\n")]);
     let mut slept = 0;
     let mut said = Vec::new();
-    apply::load_confirmed(
+    load::load_confirmed(
         &rules,
         None,
         fallback_lan.as_ref(),
@@ -380,7 +380,7 @@ fn unconfirmed_apply_rolls_back_after_the_timeout() {
     // A confirmation left from an earlier apply does not count.
     b.files.files.insert(crate::paths::FIREWALL_CONFIRM.into(), b"old-token".to_vec());
     let mut slept = Duration::ZERO;
-    let e = apply::load_confirmed(
+    let e = load::load_confirmed(
         &rules,
         None,
         fallback_lan.as_ref(),
@@ -405,7 +405,7 @@ fn iptables_rollback_restores_saved_tables_and_empties_the_rest() {
     let mut b = board();
     let Action::Load { rules, .. } = plan_on(&mut b, "backend = \"iptables\"\nforward = true");
     b.runner.answers = VecDeque::from([ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"), ok("")]);
-    let prev = apply::save_previous(&rules, &mut b.seams()).unwrap();
+    let prev = load::save_previous(&rules, &mut b.seams()).unwrap();
     assert!(!prev.noflush);
     assert_eq!(
         prev.v4(),
@@ -416,7 +416,7 @@ fn iptables_rollback_restores_saved_tables_and_empties_the_rest() {
         )
     );
     assert!(prev.v6().starts_with("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n*raw\n"));
-    apply::check_and_load(&prev, &mut b.seams()).unwrap();
+    load::check_and_load(&prev, &mut b.seams()).unwrap();
     assert_eq!(
         b.effects()[3..],
         ["run iptables-restore --test", "run ip6tables-restore --test", "run iptables-restore", "run ip6tables-restore"]
@@ -426,10 +426,10 @@ fn iptables_rollback_restores_saved_tables_and_empties_the_rest() {
 #[test]
 fn confirm_without_a_waiting_apply_fails() {
     let mut b = board();
-    let e = apply::confirm(&mut b.seams()).unwrap_err();
+    let e = load::confirm(&mut b.seams()).unwrap_err();
     assert_eq!(e.to_string(), "firewall confirm: no `firewall apply --confirm` is waiting");
     b.files.files.insert(crate::paths::FIREWALL_PENDING.into(), b"tok-3".to_vec());
-    apply::confirm(&mut b.seams()).unwrap();
+    load::confirm(&mut b.seams()).unwrap();
     assert_eq!(b.files.files[Path::new(crate::paths::FIREWALL_CONFIRM)], b"tok-3");
 }
 
@@ -437,7 +437,7 @@ fn confirm_without_a_waiting_apply_fails() {
 fn emergency_loads_with_either_backend() {
     let mut b = board();
     b.runner.programs.remove("nft");
-    assert_eq!(apply::load_emergency(Backend::Nftables, true, &mut b.seams()).unwrap(), Backend::Iptables);
+    assert_eq!(load::load_emergency(Backend::Nftables, true, &mut b.seams()).unwrap(), Backend::Iptables);
     let text = String::from_utf8_lossy(&b.runner.stdins[0]).into_owned();
     assert!(text.contains("-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"), "{text}");
 }
@@ -445,10 +445,10 @@ fn emergency_loads_with_either_backend() {
 #[test]
 fn explain_reads_nft_and_iptables_messages() {
     let text = "a\nb\nc\n";
-    assert_eq!(apply::explain(b"/dev/stdin:2:1-3: Error: nope\n", text), "/dev/stdin:2:1-3: Error: nope (line 2: `b`)");
-    assert_eq!(apply::explain(b"iptables-restore: line 3 failed\n", text), "iptables-restore: line 3 failed (line 3: `c`)");
-    assert_eq!(apply::explain(b"x\nError occurred at line: 9\n", text), "x");
-    assert_eq!(apply::explain(b"", text), "(no message)");
+    assert_eq!(load::explain(b"/dev/stdin:2:1-3: Error: nope\n", text), "/dev/stdin:2:1-3: Error: nope (line 2: `b`)");
+    assert_eq!(load::explain(b"iptables-restore: line 3 failed\n", text), "iptables-restore: line 3 failed (line 3: `c`)");
+    assert_eq!(load::explain(b"x\nError occurred at line: 9\n", text), "x");
+    assert_eq!(load::explain(b"", text), "(no message)");
 }
 
 #[test]
