@@ -292,21 +292,19 @@ pub(crate) trait Fixed: Pod {
     const COMMANDS: &'static [u32];
 }
 
+/// Every command of [`cmd::LEGACY_OFFLOADS`], get and set.
+const VALUE_COMMANDS: [u32; 12] = {
+    let mut out = [0; 12];
+    let mut i = 0;
+    while i < cmd::LEGACY_OFFLOADS.len() {
+        (out[2 * i], out[2 * i + 1]) = cmd::LEGACY_OFFLOADS[i];
+        i += 1;
+    }
+    out
+};
+
 impl Fixed for Value {
-    const COMMANDS: &'static [u32] = &[
-        cmd::GRXCSUM,
-        cmd::SRXCSUM,
-        cmd::GTXCSUM,
-        cmd::STXCSUM,
-        cmd::GSG,
-        cmd::SSG,
-        cmd::GTSO,
-        cmd::STSO,
-        cmd::GGSO,
-        cmd::SGSO,
-        cmd::GGRO,
-        cmd::SGRO,
-    ];
+    const COMMANDS: &'static [u32] = &VALUE_COMMANDS;
 }
 impl Fixed for RingParam {
     const COMMANDS: &'static [u32] = &[cmd::GRINGPARAM, cmd::SRINGPARAM];
