@@ -7,7 +7,7 @@ use crate::exit::{ExitStatus, Status};
 use crate::plan::{Action, Plan};
 use crate::seam::Seams;
 pub(crate) use crate::step::StepError;
-use crate::{firewall, net, nfs, storage, sysctl, watchdog};
+use crate::{firewall, net, share, storage, sysctl, watchdog};
 
 /// What an apply did.
 pub(crate) struct Report {
@@ -37,7 +37,7 @@ pub(crate) fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
             Action::Firewall(a) => firewall::apply(a, seams),
             Action::Net(a) => net::apply(a, seams),
             Action::Storage(a) => storage::apply(a, seams),
-            Action::Nfs(a) => nfs::apply(a, seams),
+            Action::Nfs(a) => share::apply(a, seams),
         };
         if let Err(e) = result {
             // Shown once, by the caller's summary (cmd::apply); inline only at -vv.

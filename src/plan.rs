@@ -12,7 +12,7 @@ use std::fmt;
 
 use crate::config::Profile;
 use crate::seam::Seams;
-use crate::{firewall, net, nfs, storage, sysctl, watchdog};
+use crate::{firewall, net, share, storage, sysctl, watchdog};
 
 /// The phases, in apply order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -44,7 +44,7 @@ pub(crate) enum Action {
     Firewall(firewall::Action),
     Net(net::Action),
     Storage(storage::Action),
-    Nfs(nfs::Action),
+    Nfs(share::Action),
 }
 
 impl Action {
@@ -87,7 +87,7 @@ pub(crate) struct Observed {
     pub sysctl: sysctl::Observed,
     pub net: net::Observed,
     pub storage: storage::Observed,
-    pub nfs: nfs::Observed,
+    pub nfs: share::Observed,
     pub firewall: firewall::Observed,
 }
 
@@ -97,7 +97,7 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         sysctl: sysctl::observe(p, seams),
         net: net::observe(p, seams),
         storage: storage::observe(p, seams),
-        nfs: nfs::observe(p, seams),
+        nfs: share::observe(p, seams),
         firewall: firewall::observe(p, seams),
     }
 }
@@ -119,7 +119,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
     out.actions.extend(net::plan(p, &now.net).into_iter().map(Action::Net));
     out.notes.extend(net::notes(p, &now.net));
     out.actions.extend(storage::plan(p, &now.storage).into_iter().map(Action::Storage));
-    let (nfs_actions, nfs_notes) = nfs::plan(p, &now.nfs);
+    let (nfs_actions, nfs_notes) = share::plan(p, &now.nfs);
     out.actions.extend(nfs_actions.into_iter().map(Action::Nfs));
     out.notes.extend(nfs_notes);
     debug_assert!(out.actions.windows(2).all(|w| w[0].phase() <= w[1].phase()));

@@ -96,7 +96,7 @@ pub struct Export {
     pub no_wdelay: bool,
 }
 
-/// Shipped NFS presets (see `nfs::nfsd` for the trade-offs).
+/// Shipped NFS presets (see `share::nfsd` for the trade-offs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NfsPreset {
@@ -138,7 +138,7 @@ pub(crate) const MAX_SHARES: usize = 8;
 pub(crate) const MAX_USERS: usize = 8;
 
 /// `[samba]`: an smb.conf include (paths::SMB_INCLUDE) tuned for slow
-/// CPUs and bound to the LAN. See `nfs::samba` for what each key renders.
+/// CPUs and bound to the LAN. See `share::samba` for what each key renders.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Samba {

@@ -5,7 +5,7 @@
 //!   running (a live resize). Writing it while nfsd is stopped would start
 //!   a server without the listeners, rpcbind registration and mountd that
 //!   the board's init script sets up, so then the count goes only to the
-//!   init script's files (`nfs::distro`).
+//!   init script's files (`share::distro`).
 //! - `versions` ("+3 -4") and `max_block_size`: the kernel refuses them
 //!   with EBUSY while nfsd runs. They are written before `threads`, only
 //!   when nfsd is stopped; when it runs the plan says so and skips them.

@@ -1,4 +1,4 @@
-//! NFS and Samba: the export table, nfsd's knobs, the files the board's
+//! Shares, NFS and Samba: the export table, nfsd's knobs, the files the board's
 //! NFS init scripts read, and an smb.conf include.
 //!
 //! - [`exports`]: /etc/exports (or /etc/exports.d/nasboot.exports with
