@@ -201,7 +201,7 @@ fn exports(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result
     for (i, e) in p.nfs.export.iter().enumerate() {
         for (c, client) in e.clients.iter().enumerate() {
             let key = format!("nfs.export[{i}].clients[{c}]");
-            super::types::Client::parse(client.get_ref()).map_err(|m| src.error(Some(client.span()), &key, m))?;
+            super::types::Client::parse(client.get_ref()).map_err(|m| src.error(Some(client.span()), &key, m.to_string()))?;
             let dup = p.nfs.export[..=i].iter().enumerate().any(|(j, o)| {
                 o.path.get_ref() == e.path.get_ref()
                     && o.clients.iter().enumerate().any(|(d, oc)| (j < i || d < c) && oc.get_ref() == client.get_ref())
