@@ -15,19 +15,18 @@
 //! only when the MAC changes), ethtool knobs, admin up, carrier wait,
 //! addresses, DHCP, routes and gateways.
 //!
-//! Files: `link.rs` (flags, MTU, txqueuelen, MAC, promisc), `sysctl.rs`
-//! (net.ipv6.conf.IF.accept_ra and the per-interface map), `tuning.rs`
+//! Files: `link.rs` (flags, MTU, txqueuelen, MAC, promisc), `tuning.rs`
 //! (plan/apply of the ethtool knobs), `ethtool.rs` (read-modify-write and
 //! the legacy fallbacks over the seam's typed ethtool operations; the
 //! structures are in `crate::sys::ethtool`), `carrier.rs`, `addr.rs` (addresses and
-//! routes), `dhcp.rs`.
+//! routes), `dhcp.rs`. The per-interface sysctls (accept_ra and the
+//! `[interface.sysctl]` map) are `crate::sysctl::interface`.
 
 pub(crate) mod addr;
 pub(crate) mod carrier;
 pub(crate) mod dhcp;
 pub(crate) mod ethtool;
 pub(crate) mod link;
-pub(crate) mod sysctl;
 pub(crate) mod tuning;
 
 #[cfg(test)]
@@ -75,7 +74,7 @@ pub(crate) enum Action {
     Missing {
         name: IfName,
     },
-    Sysctl(sysctl::Action),
+    Sysctl(crate::sysctl::interface::Action),
     Link(link::Action),
     Ethtool(tuning::Action),
     Carrier(carrier::Action),
@@ -105,7 +104,7 @@ pub(crate) struct IfObserved {
     pub link: Option<LinkState>,
     /// Its addresses, both families.
     pub addrs: Result<Vec<IpNet>, Errno>,
-    pub sysctl: sysctl::Observed,
+    pub sysctl: crate::sysctl::interface::Observed,
     pub ethtool: tuning::Observed,
     pub dhcp: dhcp::Observed,
 }
@@ -141,13 +140,13 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
             name: name.clone(),
             link: link.clone(),
             addrs: Ok(Vec::new()),
-            sysctl: sysctl::Observed::default(),
+            sysctl: crate::sysctl::interface::Observed::default(),
             ethtool: tuning::Observed::default(),
             dhcp: dhcp::Observed::default(),
         };
         if let Some(l) = &link {
             o.addrs = seams.netif.addresses(l.index).map_err(|e| Errno::of(&e));
-            o.sysctl = sysctl::observe(iface, seams);
+            o.sysctl = crate::sysctl::interface::observe(iface, seams);
             o.ethtool = tuning::observe(iface, seams);
             o.dhcp = dhcp::observe(iface, seams);
         }
@@ -186,7 +185,7 @@ fn plan_iface(
     out: &mut Vec<Action>,
     notes: &mut Vec<String>,
 ) {
-    out.extend(sysctl::plan(iface, &o.sysctl).into_iter().map(Action::Sysctl));
+    out.extend(crate::sysctl::interface::plan(iface, &o.sysctl).into_iter().map(Action::Sysctl));
     let link = link::plan(iface, state);
     out.extend(link.before.into_iter().map(Action::Link));
     out.extend(tuning::plan(iface, &o.ethtool, notes).into_iter().map(Action::Ethtool));
@@ -214,7 +213,7 @@ pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
 pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
         Action::Missing { name } => Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it")),
-        Action::Sysctl(a) => sysctl::apply(a, seams),
+        Action::Sysctl(a) => crate::sysctl::interface::apply(a, seams),
         Action::Link(a) => link::apply(a, seams),
         Action::Ethtool(a) => tuning::apply(a, seams),
         Action::Carrier(a) => carrier::apply(a, seams),

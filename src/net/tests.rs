@@ -360,7 +360,7 @@ fn vlan_interface_sysctls_use_the_sysctl8_slash() {
     // eth0.2 (an OpenWrt VLAN): its key carries the dot as `/`, which the
     // real seam maps back to /proc/sys/net/ipv6/conf/eth0.2/accept_ra.
     let p = profile("[[interface]]\nname = \"eth0.2\"\naccept_ra = 0\nsysctl = { \"ipv4.rp_filter\" = 1 }\n");
-    let wanted = super::sysctl::wanted(&p.interface[0]);
+    let wanted = crate::sysctl::interface::wanted(&p.interface[0]);
     assert_eq!(
         wanted,
         [("net.ipv4.conf.eth0/2.rp_filter".to_string(), "1".to_string()), ("net.ipv6.conf.eth0/2.accept_ra".to_string(), "0".to_string()),]
