@@ -33,7 +33,7 @@ pub(crate) fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
                 }
                 Err(e) => Err(e),
             },
-            Action::Sysctl(a) => sysctl::global::apply(a, seams),
+            Action::Sysctl(a) => sysctl::apply(a, seams),
             Action::Firewall(a) => firewall::apply(a, seams),
             Action::Net(a) => net::apply(a, seams),
             Action::Storage(a) => storage::apply(a, seams),

@@ -40,7 +40,7 @@ impl fmt::Display for Phase {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Action {
     Watchdog(watchdog::Action),
-    Sysctl(sysctl::global::Action),
+    Sysctl(sysctl::Action),
     Firewall(firewall::Action),
     Net(net::Action),
     Storage(storage::Action),
@@ -84,7 +84,7 @@ impl fmt::Display for Action {
 /// The board's current state, as far as the plan needs it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Observed {
-    pub sysctl: sysctl::global::Observed,
+    pub sysctl: sysctl::Observed,
     pub net: net::Observed,
     pub storage: storage::Observed,
     pub nfs: share::Observed,
@@ -94,7 +94,7 @@ pub(crate) struct Observed {
 /// Read the current state through the seams (reads only).
 pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     Observed {
-        sysctl: sysctl::global::observe(p, seams),
+        sysctl: sysctl::observe(&sysctl::global::wanted(p), seams),
         net: net::observe(p, seams),
         storage: storage::observe(p, seams),
         nfs: share::observe(p, seams),
@@ -114,7 +114,7 @@ pub(crate) struct Plan {
 pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
     let mut out = Plan::default();
     out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
-    out.actions.extend(sysctl::global::plan(p, &now.sysctl).into_iter().map(Action::Sysctl));
+    out.actions.extend(sysctl::plan(&sysctl::Scope::Global, sysctl::global::wanted(p), &now.sysctl).into_iter().map(Action::Sysctl));
     out.actions.extend(firewall::plan(p, &now.firewall).into_iter().map(Action::Firewall));
     out.actions.extend(net::plan(p, &now.net).into_iter().map(Action::Net));
     out.notes.extend(net::notes(p, &now.net));

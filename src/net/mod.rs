@@ -74,7 +74,7 @@ pub(crate) enum Action {
     Missing {
         name: IfName,
     },
-    Sysctl(crate::sysctl::interface::Action),
+    Sysctl(crate::sysctl::Action),
     Link(link::Action),
     Ethtool(tuning::Action),
     Carrier(carrier::Action),
@@ -104,7 +104,7 @@ pub(crate) struct IfObserved {
     pub link: Option<LinkState>,
     /// Its addresses, both families.
     pub addrs: Result<Vec<IpNet>, Errno>,
-    pub sysctl: crate::sysctl::interface::Observed,
+    pub sysctl: crate::sysctl::Observed,
     pub ethtool: tuning::Observed,
     pub dhcp: dhcp::Observed,
 }
@@ -140,13 +140,13 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
             name: name.clone(),
             link: link.clone(),
             addrs: Ok(Vec::new()),
-            sysctl: crate::sysctl::interface::Observed::default(),
+            sysctl: crate::sysctl::Observed::default(),
             ethtool: tuning::Observed::default(),
             dhcp: dhcp::Observed::default(),
         };
         if let Some(l) = &link {
             o.addrs = seams.netif.addresses(l.index).map_err(|e| Errno::of(&e));
-            o.sysctl = crate::sysctl::interface::observe(iface, seams);
+            o.sysctl = crate::sysctl::observe(&crate::sysctl::interface::wanted(iface), seams);
             o.ethtool = tuning::observe(iface, seams);
             o.dhcp = dhcp::observe(iface, seams);
         }
@@ -185,7 +185,15 @@ fn plan_iface(
     out: &mut Vec<Action>,
     notes: &mut Vec<String>,
 ) {
-    out.extend(crate::sysctl::interface::plan(iface, &o.sysctl).into_iter().map(Action::Sysctl));
+    out.extend(
+        crate::sysctl::plan(
+            &crate::sysctl::Scope::Interface(iface.name.get_ref().clone()),
+            crate::sysctl::interface::wanted(iface),
+            &o.sysctl,
+        )
+        .into_iter()
+        .map(Action::Sysctl),
+    );
     let link = link::plan(iface, state);
     out.extend(link.before.into_iter().map(Action::Link));
     out.extend(tuning::plan(iface, &o.ethtool, notes).into_iter().map(Action::Ethtool));
@@ -213,7 +221,7 @@ pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
 pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
         Action::Missing { name } => Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it")),
-        Action::Sysctl(a) => crate::sysctl::interface::apply(a, seams),
+        Action::Sysctl(a) => crate::sysctl::apply(a, seams),
         Action::Link(a) => link::apply(a, seams),
         Action::Ethtool(a) => tuning::apply(a, seams),
         Action::Carrier(a) => carrier::apply(a, seams),

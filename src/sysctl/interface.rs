@@ -3,33 +3,9 @@
 //! keys are relative to net.ipv4.conf.IF / net.ipv6.conf.IF
 //! ("ipv4.rp_filter" = 1). They are set before the link comes up, so an
 //! interface never takes router advertisements it was told to refuse.
-//! Only values that differ are written.
-
-use std::fmt;
 
 use crate::config::net::Interface;
 use crate::config::types::IfName;
-use crate::seam::Seams;
-use crate::step::StepError;
-
-/// Set one per-interface sysctl.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Action {
-    pub name: IfName,
-    /// The full dotted key: net.ipv6.conf.eth0.accept_ra.
-    pub key: String,
-    pub value: String,
-    pub from: Option<String>,
-}
-
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.from {
-            Some(old) => write!(f, "{}: {} {} -> {}", self.name, self.key, old, self.value),
-            None => write!(f, "{}: {} = {}", self.name, self.key, self.value),
-        }
-    }
-}
 
 /// The full key for a map key: "ipv4.rp_filter" on eth0 is
 /// net.ipv4.conf.eth0.rp_filter (validation allows only ipv4.* and ipv6.*).
@@ -52,38 +28,4 @@ pub(crate) fn wanted(iface: &Interface) -> Vec<(String, String)> {
         out.push((key, ra.to_string()));
     }
     out
-}
-
-/// Current values of the wanted keys (None when unreadable).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Observed {
-    pub values: Vec<(String, Option<String>)>,
-}
-
-pub(crate) fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
-    let values = wanted(iface)
-        .into_iter()
-        .map(|(k, _)| {
-            let v = seams.sysctl.get(&k).ok();
-            (k, v)
-        })
-        .collect();
-    Observed { values }
-}
-
-pub(crate) fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {
-    wanted(iface)
-        .into_iter()
-        .filter_map(|(key, value)| {
-            let from = now.values.iter().find(|(k, _)| *k == key).and_then(|(_, v)| v.clone());
-            match &from {
-                Some(cur) if cur.split_whitespace().eq(value.split_whitespace()) => None,
-                _ => Some(Action { name: iface.name.get_ref().clone(), key, value, from }),
-            }
-        })
-        .collect()
-}
-
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
-    seams.sysctl.set(&a.key, &a.value).map_err(|e| StepError::partial(format!("{} sysctl {}", a.name, a.key), e))
 }
