@@ -13,7 +13,7 @@ use std::path::Path;
 use super::Io;
 use crate::cli::Cli;
 use crate::config::watchdog::Watchdog as Config;
-use crate::exit::Status;
+use crate::exit::{ExitStatus, Status};
 use crate::seam::Seams;
 use crate::watchdog::{device, history, Device};
 
@@ -43,7 +43,7 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(Device, B
         Ok(v) => {
             let fd = device::wdtfd(&v).map_err(|e| {
                 let _ = writeln!(io.err, "nasboot: {e}");
-                Status::Usage
+                e.exit_status()
             })?;
             let adopted = device::adopt(seams.watchdog, fd);
             if adopted.is_ok() {
@@ -63,7 +63,7 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(Device, B
         }
         Err(e) => {
             let _ = writeln!(io.err, "nasboot: {e}");
-            Err(Status::Failure)
+            Err(e.exit_status())
         }
     }
 }

@@ -76,6 +76,23 @@ impl fmt::Display for OpenError {
     }
 }
 
+impl std::error::Error for OpenError {
+    /// The system call's error, where there was one.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            OpenError::Adopt { error, .. } | OpenError::Other { error, .. } => Some(error),
+            OpenError::Busy { .. } | OpenError::Missing { .. } | OpenError::NotWatchdog { .. } => None,
+        }
+    }
+}
+
+impl crate::exit::ExitStatus for OpenError {
+    /// 1: the device could not be had (`nasboot watchdog`'s documented status).
+    fn exit_status(&self) -> crate::exit::Status {
+        crate::exit::Status::Failure
+    }
+}
+
 /// What the driver told us at setup.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Info {
@@ -208,6 +225,15 @@ impl fmt::Display for BadWdtfd {
                 write!(f, "WDTFD={fd} is {which}, not a watchdog descriptor handed over (those are 3 and above)")
             }
         }
+    }
+}
+
+impl std::error::Error for BadWdtfd {}
+
+impl crate::exit::ExitStatus for BadWdtfd {
+    /// 2: bad input, nothing was touched.
+    fn exit_status(&self) -> crate::exit::Status {
+        crate::exit::Status::Usage
     }
 }
 
