@@ -13,7 +13,7 @@ use serde::de::{self, Deserialize, Deserializer};
 /// Why a profile value is not one of these types, with the text it was
 /// given. Shown once, in a [`ConfigError`](super::ConfigError) with the
 /// file, line and key.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum ParseError {
     IfNameEmpty,
     /// Longer than IFNAMSIZ - 1.
@@ -76,6 +76,14 @@ impl fmt::Display for ParseError {
                 write!(f, "`{}` is not a host, an address, a network with a prefix, a wildcard or *", s.escape_debug())
             }
         }
+    }
+}
+
+/// As Display: a derived Debug would be a second copy of every message
+/// shape in the binary, for `expect` and tests only.
+impl fmt::Debug for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 

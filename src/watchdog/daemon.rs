@@ -91,7 +91,7 @@ impl Dog for Device {
 
 /// Pet, and report a failure: the first of a run, then every 60th (the
 /// next pet tries again). Allocation-free.
-fn feed<W: Dog>(dog: &mut W, failures: &mut u32) -> bool {
+pub(crate) fn feed<W: Dog>(dog: &mut W, failures: &mut u32) -> bool {
     match dog.feed() {
         Ok(()) => {
             *failures = 0;

@@ -450,15 +450,9 @@ impl Device {
     /// The apply-time pet: failures are logged (the first, then every
     /// 60th in a row), the next pet tries again.
     pub fn pet(&mut self) {
-        match self.feed() {
-            Ok(()) => self.failures = 0,
-            Err(e) => {
-                if self.failures % 60 == 0 {
-                    log::error!("{}: pet failed ({} in a row): {e}", self.path.display(), self.failures + 1);
-                }
-                self.failures = self.failures.saturating_add(1);
-            }
-        }
+        let mut failures = self.failures;
+        super::daemon::feed(self, &mut failures);
+        self.failures = failures;
     }
 
     /// Orderly close for `apply`: magic close, then close.

@@ -30,15 +30,20 @@ impl RealNetif {
     /// One fixed-size command: `command` must be one that takes a `T`
     /// (EINVAL otherwise, before anything reaches the kernel).
     pub(super) fn ethtool_fixed<T: Fixed>(&mut self, name: &IfName, command: u32, mut t: T) -> io::Result<T> {
-        if !T::COMMANDS.contains(&command) {
+        self.fixed_bytes(name, command, T::COMMANDS, et::bytes_mut(&mut t))?;
+        Ok(t)
+    }
+
+    /// [`Self::ethtool_fixed`] without the type, so that it is in the
+    /// binary once: `bytes` is the whole structure the `commands` take.
+    fn fixed_bytes(&mut self, name: &IfName, command: u32, commands: &[u32], bytes: &mut [u8]) -> io::Result<()> {
+        if !commands.contains(&command) {
             return Err(einval());
         }
-        et::write(et::bytes_mut(&mut t), &command);
-        let bytes = et::bytes_mut(&mut t);
-        // SAFETY: `bytes` is a whole `T`, the structure `command` takes
+        bytes[..4].copy_from_slice(&command.to_ne_bytes());
+        // SAFETY: `bytes` is a whole structure of the type `command` takes
         // (checked above): the kernel reads and writes within it.
-        unsafe { self.siocethtool(name, bytes.as_mut_ptr()) }?;
-        Ok(t)
+        unsafe { self.siocethtool(name, bytes.as_mut_ptr()) }.map(drop)
     }
 
     /// ETHTOOL_GLINKSETTINGS with the nwords handshake.
