@@ -3,48 +3,14 @@
 //! interface and knob, the file, the tool) and the rest carries on; the
 //! firewall module installs its own fallback when its rule set fails.
 
-use std::fmt;
-
-use crate::exit::Status;
+use crate::exit::{ExitStatus, Status};
 use crate::plan::{Action, Plan};
 use crate::seam::Seams;
-use crate::{firewall, net, nfs, storage, sysctl, watchdog};
-
-/// How bad a failed step is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    /// A knob did not take; the boot carries on (exit 3).
-    Partial,
-    /// The step could not be done at all (exit 1).
-    Fatal,
-}
-
-/// A step that failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StepError {
-    /// What it was about: "eth0 mtu", "/etc/exports", "nft".
-    pub subject: String,
-    pub message: String,
-    pub severity: Severity,
-}
-
-impl StepError {
-    pub fn partial(subject: impl Into<String>, message: impl fmt::Display) -> StepError {
-        StepError { subject: subject.into(), message: message.to_string(), severity: Severity::Partial }
-    }
-    pub fn fatal(subject: impl Into<String>, message: impl fmt::Display) -> StepError {
-        StepError { subject: subject.into(), message: message.to_string(), severity: Severity::Fatal }
-    }
-}
-
-impl fmt::Display for StepError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.subject, self.message)
-    }
-}
+pub(crate) use crate::step::StepError;
+use crate::{firewall, net, share, storage, sysctl, watchdog};
 
 /// What an apply did.
-pub struct Report {
+pub(crate) struct Report {
     pub status: Status,
     pub errors: Vec<StepError>,
     /// The watchdog, if the plan opened one; still armed.
@@ -52,7 +18,7 @@ pub struct Report {
 }
 
 /// Apply every action in order.
-pub fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
+pub(crate) fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
     let mut report = Report { status: Status::Ok, errors: Vec::new(), watchdog: None };
     for action in &plan.actions {
         if let Some(dog) = report.watchdog.as_mut() {
@@ -71,14 +37,12 @@ pub fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
             Action::Firewall(a) => firewall::apply(a, seams),
             Action::Net(a) => net::apply(a, seams),
             Action::Storage(a) => storage::apply(a, seams),
-            Action::Nfs(a) => nfs::apply(a, seams),
+            Action::Nfs(a) => share::apply(a, seams),
         };
         if let Err(e) = result {
-            log::error!("{e}");
-            report.status = report.status.worst(match e.severity {
-                Severity::Partial => Status::Partial,
-                Severity::Fatal => Status::Failure,
-            });
+            // Shown once, by the caller's summary (cmd::apply); inline only at -vv.
+            log::debug!("failed: {e}");
+            report.status = report.status.worst(e.exit_status());
             report.errors.push(e);
         }
     }

@@ -82,7 +82,7 @@ impl From<lexopt::Error> for UsageError {
     }
 }
 
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 nasboot: NICs, a minimal firewall, NFS exports and the hardware watchdog
 for slow NAS and router boards, from one TOML profile.
 
@@ -153,22 +153,14 @@ where
                 cli.backend = Some(match v.as_str() {
                     "nftables" | "nft" => BackendArg::Nftables,
                     "iptables" => BackendArg::Iptables,
-                    other => {
-                        return Err(UsageError(format!(
-                            "--backend takes nftables or iptables, not `{other}`"
-                        )))
-                    }
+                    other => return Err(UsageError(format!("--backend takes nftables or iptables, not `{other}`"))),
                 });
             }
             Long("confirm") => {
                 let v = parser.value()?.string()?;
-                let secs: u32 = v.parse().map_err(|_| {
-                    UsageError(format!("--confirm takes whole seconds, not `{v}`"))
-                })?;
+                let secs: u32 = v.parse().map_err(|_| UsageError(format!("--confirm takes whole seconds, not `{v}`")))?;
                 if secs == 0 || secs > 3600 {
-                    return Err(UsageError(format!(
-                        "--confirm takes 1 to 3600 seconds, not {secs}"
-                    )));
+                    return Err(UsageError(format!("--confirm takes 1 to 3600 seconds, not {secs}")));
                 }
                 cli.confirm = Some(secs);
             }

@@ -59,6 +59,12 @@ impl fmt::Display for Status {
     }
 }
 
+/// The exit status an error ends a command with: 1 when the step could
+/// not be done, 3 when the boot carried on without one knob.
+pub(crate) trait ExitStatus {
+    fn exit_status(&self) -> Status;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,7 +44,7 @@ pub fn init(level: log::LevelFilter) {
 }
 
 /// Write one record as a line to `w`, ignoring any error.
-pub fn write_record<W: Write>(w: &mut W, record: &log::Record<'_>) {
+pub(crate) fn write_record<W: Write>(w: &mut W, record: &log::Record<'_>) {
     let target = if record.target().is_empty() { record.module_path().unwrap_or_default() } else { record.target() };
     let mut line: heapless::String<LINE> = heapless::String::new();
     if writeln!(line, "{:<5} [{}] {}", record.level(), target, record.args()).is_ok() {

@@ -17,12 +17,9 @@ use std::ffi::{c_char, c_int};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, IntoRawFd};
 
-use nasboot::cli;
-use nasboot::cmd::{self, Io};
-use nasboot::seam::dryrun::{DryRunFiles, DryRunNetif, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};
-use nasboot::seam::real::{files::RealFiles, netif::RealNetif, runner::RealRunner, sysctl::RealSysctl};
-use nasboot::seam::real::{watchdog::RealWatchdogPort, Root};
-use nasboot::seam::Seams;
+use nasboot::{DryRunFiles, DryRunNetif, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};
+use nasboot::{Io, Seams, Status};
+use nasboot::{RealFiles, RealNetif, RealRunner, RealSysctl, RealWatchdogPort, Root};
 
 #[no_mangle]
 pub extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
@@ -62,11 +59,11 @@ fn ignore_sigpipe() {
 }
 
 fn run() -> u8 {
-    let cli = match cli::parse(std::env::args_os().skip(1)) {
+    let cli = match nasboot::parse_args(std::env::args_os().skip(1)) {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(io::stderr(), "nasboot: {e}");
-            return nasboot::exit::Status::Usage.code();
+            return Status::Usage.code();
         }
     };
     let level = match cli.verbosity {
@@ -75,12 +72,12 @@ fn run() -> u8 {
         1 => log::LevelFilter::Info,
         _ => log::LevelFilter::Debug,
     };
-    nasboot::logger::init(level);
+    nasboot::init_logger(level);
 
     if cli.confirm.is_some() && !cli.dry_run {
         // `firewall apply --confirm` must outlive a dropped SSH session to
-        // roll back (firewall::apply).
-        nasboot::firewall::apply::ignore_hangup();
+        // roll back (firewall::load).
+        nasboot::ignore_hangup();
     }
     let root = Root::new(cli.root.clone());
     let stdout = io::stdout();
@@ -95,7 +92,7 @@ fn run() -> u8 {
         let mut netif = DryRunNetif::default();
         let mut watchdog = DryRunWatchdogPort;
         let mut seams = Seams { files: &mut files, sysctl: &mut sysctl, runner: &mut runner, netif: &mut netif, watchdog: &mut watchdog };
-        cmd::dispatch(&cli, &mut seams, &mut io)
+        nasboot::dispatch(&cli, &mut seams, &mut io)
     } else {
         let mut files = RealFiles::new(root.clone());
         let mut sysctl = RealSysctl::new(root.clone());
@@ -103,7 +100,7 @@ fn run() -> u8 {
         let mut netif = RealNetif::new();
         let mut watchdog = RealWatchdogPort::new(root);
         let mut seams = Seams { files: &mut files, sysctl: &mut sysctl, runner: &mut runner, netif: &mut netif, watchdog: &mut watchdog };
-        cmd::dispatch(&cli, &mut seams, &mut io)
+        nasboot::dispatch(&cli, &mut seams, &mut io)
     };
     status.code()
 }

@@ -2,56 +2,50 @@
 //! them under `--root`; nothing else builds absolute paths.
 
 /// The profile read when `--config` is not given.
-pub const DEFAULT_CONFIG: &str = "/etc/nasboot.toml";
+pub(crate) const DEFAULT_CONFIG: &str = "/etc/nasboot.toml";
 /// Where sysctls live.
-pub const PROC_SYS: &str = "/proc/sys";
+pub(crate) const PROC_SYS: &str = "/proc/sys";
 /// Block devices' queue settings (read_ahead_kb).
-pub const SYS_BLOCK: &str = "/sys/block";
+pub(crate) const SYS_BLOCK: &str = "/sys/block";
 /// The NFS export table.
-pub const EXPORTS: &str = "/etc/exports";
-/// Drop-in export files.
-pub const EXPORTS_D: &str = "/etc/exports.d";
+pub(crate) const EXPORTS: &str = "/etc/exports";
 /// nfsd's control files.
-pub const PROC_NFSD: &str = "/proc/fs/nfsd";
+pub(crate) const PROC_NFSD: &str = "/proc/fs/nfsd";
 /// Debian's nfs-kernel-server defaults.
-pub const DEFAULT_NFS_KERNEL_SERVER: &str = "/etc/default/nfs-kernel-server";
+pub(crate) const DEFAULT_NFS_KERNEL_SERVER: &str = "/etc/default/nfs-kernel-server";
 /// nfs-utils' configuration.
-pub const NFS_CONF: &str = "/etc/nfs.conf";
+pub(crate) const NFS_CONF: &str = "/etc/nfs.conf";
 /// The Samba include nasboot renders.
-pub const SMB_INCLUDE: &str = "/etc/samba/nasboot.conf";
-/// Persistent state (reset history, confirm state). Must survive a reboot.
-pub const STATE_DIR: &str = "/var/lib/nasboot";
-/// Run-time state (pidfile, firewall rollback copy).
-pub const RUN_DIR: &str = "/run/nasboot";
+pub(crate) const SMB_INCLUDE: &str = "/etc/samba/nasboot.conf";
 /// Watchdog devices, in the order tried when the profile names none.
-pub const WATCHDOG_DEVICES: [&str; 2] = ["/dev/watchdog0", "/dev/watchdog"];
+pub(crate) const WATCHDOG_DEVICES: [&str; 2] = ["/dev/watchdog0", "/dev/watchdog"];
 /// The watchdog class in sysfs (min/max timeout on newer kernels).
-pub const SYS_CLASS_WATCHDOG: &str = "/sys/class/watchdog";
+pub(crate) const SYS_CLASS_WATCHDOG: &str = "/sys/class/watchdog";
 /// The kernel's socket tables (firewall::listeners).
-pub const PROC_NET_TCP: &str = "/proc/net/tcp";
-pub const PROC_NET_TCP6: &str = "/proc/net/tcp6";
-pub const PROC_NET_UDP: &str = "/proc/net/udp";
-pub const PROC_NET_UDP6: &str = "/proc/net/udp6";
+pub(crate) const PROC_NET_TCP: &str = "/proc/net/tcp";
+pub(crate) const PROC_NET_TCP6: &str = "/proc/net/tcp6";
+pub(crate) const PROC_NET_UDP: &str = "/proc/net/udp";
+pub(crate) const PROC_NET_UDP6: &str = "/proc/net/udp6";
 /// The kernel's loaded iptables tables (one name a line).
-pub const IP_TABLES_NAMES: &str = "/proc/net/ip_tables_names";
-pub const IP6_TABLES_NAMES: &str = "/proc/net/ip6_tables_names";
+pub(crate) const IP_TABLES_NAMES: &str = "/proc/net/ip_tables_names";
+pub(crate) const IP6_TABLES_NAMES: &str = "/proc/net/ip6_tables_names";
 /// `firewall apply --confirm`: the rule set to roll back to.
-pub const FIREWALL_PREVIOUS: &str = "/run/nasboot/firewall.previous";
+pub(crate) const FIREWALL_PREVIOUS: &str = "/run/nasboot/firewall.previous";
 /// `firewall apply --confirm`: the token of the apply waiting for a confirm
 /// (empty when none waits).
-pub const FIREWALL_PENDING: &str = "/run/nasboot/firewall.pending";
+pub(crate) const FIREWALL_PENDING: &str = "/run/nasboot/firewall.pending";
 /// `firewall confirm` writes the waiting token here.
-pub const FIREWALL_CONFIRM: &str = "/run/nasboot/firewall.confirm";
+pub(crate) const FIREWALL_CONFIRM: &str = "/run/nasboot/firewall.confirm";
 /// nfs-utils' drop-in directory (nfs-utils 2.5 and later read it after
 /// NFS_CONF; later values win).
-pub const NFS_CONF_D: &str = "/etc/nfs.conf.d";
+pub(crate) const NFS_CONF_D: &str = "/etc/nfs.conf.d";
 /// Samba's main configuration, checked for the include line.
-pub const SMB_CONF: &str = "/etc/samba/smb.conf";
+pub(crate) const SMB_CONF: &str = "/etc/samba/smb.conf";
 /// RAM size (MemTotal), for sizing nfsd.
-pub const PROC_MEMINFO: &str = "/proc/meminfo";
+pub(crate) const PROC_MEMINFO: &str = "/proc/meminfo";
 /// Online CPUs, e.g. "0-1".
-pub const SYS_CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
+pub(crate) const SYS_CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
 /// Run-time files of other daemons (DHCP client pidfiles).
-pub const RUN: &str = "/run";
-/// The reset history (watchdog::history), under STATE_DIR.
-pub const RESET_HISTORY: &str = "/var/lib/nasboot/resets";
+pub(crate) const RUN: &str = "/run";
+/// The reset history (watchdog::history); persistent state, must survive a reboot.
+pub(crate) const RESET_HISTORY: &str = "/var/lib/nasboot/resets";

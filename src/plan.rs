@@ -12,11 +12,11 @@ use std::fmt;
 
 use crate::config::Profile;
 use crate::seam::Seams;
-use crate::{firewall, net, nfs, storage, sysctl, watchdog};
+use crate::{firewall, net, share, storage, sysctl, watchdog};
 
 /// The phases, in apply order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Phase {
+pub(crate) enum Phase {
     Watchdog,
     Sysctl,
     Firewall,
@@ -38,17 +38,17 @@ impl fmt::Display for Phase {
 
 /// One change to make.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Watchdog(watchdog::Action),
     Sysctl(sysctl::Action),
     Firewall(firewall::Action),
     Net(net::Action),
     Storage(storage::Action),
-    Nfs(nfs::Action),
+    Nfs(share::Action),
 }
 
 impl Action {
-    pub fn phase(&self) -> Phase {
+    pub(crate) fn phase(&self) -> Phase {
         match self {
             Action::Watchdog(_) => Phase::Watchdog,
             Action::Sysctl(_) => Phase::Sysctl,
@@ -59,7 +59,7 @@ impl Action {
     }
 
     /// A file this action writes, as (title, text), for `plan` to show.
-    pub fn rendered(&self) -> Option<(String, &str)> {
+    pub(crate) fn rendered(&self) -> Option<(String, &str)> {
         match self {
             Action::Firewall(a) => a.rendered(),
             Action::Nfs(a) => a.rendered(),
@@ -83,21 +83,21 @@ impl fmt::Display for Action {
 
 /// The board's current state, as far as the plan needs it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub sysctl: sysctl::Observed,
     pub net: net::Observed,
     pub storage: storage::Observed,
-    pub nfs: nfs::Observed,
+    pub nfs: share::Observed,
     pub firewall: firewall::Observed,
 }
 
 /// Read the current state through the seams (reads only).
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     Observed {
-        sysctl: sysctl::observe(p, seams),
+        sysctl: sysctl::observe(&sysctl::global::wanted(p), seams),
         net: net::observe(p, seams),
         storage: storage::observe(p, seams),
-        nfs: nfs::observe(p, seams),
+        nfs: share::observe(p, seams),
         firewall: firewall::observe(p, seams),
     }
 }
@@ -105,21 +105,21 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
 /// Things the plan wants a human to know (e.g. "nfsd is running, so
 /// versions cannot change until it is stopped").
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub actions: Vec<Action>,
     pub notes: Vec<String>,
 }
 
 /// Build the plan. Pure: the same profile and state give the same plan.
-pub fn plan(p: &Profile, now: &Observed) -> Plan {
+pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
     let mut out = Plan::default();
     out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
-    out.actions.extend(sysctl::plan(p, &now.sysctl).into_iter().map(Action::Sysctl));
+    out.actions.extend(sysctl::plan(&sysctl::Scope::Global, sysctl::global::wanted(p), &now.sysctl).into_iter().map(Action::Sysctl));
     out.actions.extend(firewall::plan(p, &now.firewall).into_iter().map(Action::Firewall));
     out.actions.extend(net::plan(p, &now.net).into_iter().map(Action::Net));
     out.notes.extend(net::notes(p, &now.net));
     out.actions.extend(storage::plan(p, &now.storage).into_iter().map(Action::Storage));
-    let (nfs_actions, nfs_notes) = nfs::plan(p, &now.nfs);
+    let (nfs_actions, nfs_notes) = share::plan(p, &now.nfs);
     out.actions.extend(nfs_actions.into_iter().map(Action::Nfs));
     out.notes.extend(nfs_notes);
     debug_assert!(out.actions.windows(2).all(|w| w[0].phase() <= w[1].phase()));

@@ -4,14 +4,14 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::apply::StepError;
 use crate::config::Profile;
 use crate::paths;
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// Set a device's read-ahead.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
+pub(crate) struct Action {
     pub device: String,
     pub read_ahead_kb: u32,
     pub from: Option<u32>,
@@ -32,28 +32,24 @@ fn knob(device: &str) -> PathBuf {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub read_ahead_kb: Vec<(String, Option<u32>)>,
 }
 
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let read_ahead_kb = p
         .storage
         .iter()
         .map(|s| {
             let dev = s.device.get_ref().to_string();
-            let now = seams
-                .files
-                .read(&knob(&dev))
-                .ok()
-                .and_then(|b| String::from_utf8_lossy(&b).trim().parse().ok());
+            let now = seams.files.read(&knob(&dev)).ok().and_then(|b| String::from_utf8_lossy(&b).trim().parse().ok());
             (dev, now)
         })
         .collect();
     Observed { read_ahead_kb }
 }
 
-pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
+pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     p.storage
         .iter()
         .filter_map(|s| {
@@ -65,10 +61,7 @@ pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
         .collect()
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let value = format!("{}\n", a.read_ahead_kb);
-    seams
-        .files
-        .write_kernel(&knob(&a.device), value.as_bytes())
-        .map_err(|e| StepError::partial(format!("{} read_ahead_kb", a.device), e))
+    seams.files.write_kernel(&knob(&a.device), value.as_bytes()).map_err(|e| StepError::partial(format!("{} read_ahead_kb", a.device), e))
 }

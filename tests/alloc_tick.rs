@@ -1,5 +1,5 @@
 //! The watchdog daemon's steady state allocates nothing: N ticks of
-//! `daemon::serve` with a `LinuxWatchdog` over a counting device, under
+//! `daemon::serve` with a `Device` over a counting device, under
 //! a counting global allocator, with a logger enabled at Info that
 //! formats every record (so a log line on the tick path would count).
 //!
@@ -11,11 +11,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use nasboot::config::watchdog::Watchdog as Config;
-use nasboot::seam::watchdog::{Support, WatchdogDevice};
-use nasboot::watchdog::daemon::{self, Host, Outcome, Sig};
-use nasboot::watchdog::health::Failure;
-use nasboot::watchdog::LinuxWatchdog;
+use nasboot::daemon_test::{self as daemon, Config, Device, Failure, Host, Outcome, Sig, Support, WatchdogDevice};
 
 struct Counting;
 
@@ -136,12 +132,12 @@ impl Host for TickHost {
 
 fn config() -> Config {
     let text = b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\ninterval = 2\n";
-    *nasboot::config::parse_bytes("t.toml", text).unwrap().profile.watchdog.unwrap()
+    *daemon::parse_bytes("t.toml", text).unwrap().profile.watchdog.unwrap()
 }
 
 fn run(ioctl_errno: Option<i32>) -> (u64, usize) {
     let dev = CountingDevice { pets: 0, ioctl_errno };
-    let mut dog = LinuxWatchdog::new(Box::new(dev), PathBuf::from("/dev/watchdog0"));
+    let mut dog = Device::new(Box::new(dev), PathBuf::from("/dev/watchdog0"));
     let mut host = TickHost { now: 0, waits: 0, warmup: 3, ticks: 1000 };
     ALLOCS.store(0, Ordering::SeqCst);
     let out = daemon::serve(&mut dog, &mut host, config());

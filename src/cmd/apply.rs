@@ -2,7 +2,6 @@
 //! what differs. A watchdog opened for the apply is closed with the magic
 //! close at the end (`run` keeps it instead).
 
-
 use super::Io;
 use crate::apply::{self, Report};
 use crate::cli::Cli;
@@ -12,7 +11,7 @@ use crate::plan;
 use crate::seam::Seams;
 
 /// Observe, plan and apply a loaded profile.
-pub fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Report {
+pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Report {
     let now = plan::observe(p, seams);
     let plan = plan::plan(p, &now);
     for n in &plan.notes {
@@ -28,7 +27,7 @@ pub fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &mut Io<
     report
 }
 
-pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     let loaded = match super::load(cli, seams, io) {
         Ok(l) => l,
         Err(status) => return status,

@@ -1,14 +1,13 @@
 //! `nasboot check`: validate the profile, name the listeners the stateless
 //! firewall would expose (`firewall::listeners`), apply nothing.
 
-
 use super::Io;
 use crate::cli::Cli;
 use crate::exit::Status;
 use crate::firewall;
 use crate::seam::Seams;
 
-pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     let loaded = match super::load(cli, seams, io) {
         Ok(l) => l,
         Err(status) => return status,
@@ -19,7 +18,7 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     }
     let _ = writeln!(
         io.out,
-        "{}: ok: board {}, {} interface(s), {} export(s), firewall {:?}, watchdog {}",
+        "{}: ok: board {}, {} interface(s), {} export(s), firewall {}, watchdog {}",
         cli.config.display(),
         p.board.name,
         p.interface.len(),

@@ -4,7 +4,7 @@
 //!   for iptables, the IPv4 file then the IPv6 file.
 //! - `apply` checks and loads it alone; `--confirm SECONDS` rolls it back
 //!   unless `nasboot firewall confirm` comes in time (see
-//!   `firewall::apply`).
+//!   `firewall::load`).
 //! - `confirm` confirms the waiting apply.
 //! - `lock-down` loads the emergency rule set without reading the profile,
 //!   for boot scripts when `nasboot check` exits 2 (see `firewall`).
@@ -14,13 +14,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::Io;
 use crate::cli::{Cli, FirewallCommand};
 use crate::exit::Status;
-use crate::firewall::{self, apply::Confirm, Action};
+use crate::firewall::{self, load::Confirm, Action};
 use crate::seam::Seams;
 
-pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     if sub == FirewallCommand::Confirm {
         // Confirming needs no profile: it only answers a waiting apply.
-        return match firewall::apply::confirm(seams) {
+        return match firewall::load::confirm(seams) {
             Ok(()) => {
                 if cli.verbosity >= 0 {
                     let _ = writeln!(io.out, "firewall: confirmed");
@@ -35,7 +35,7 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
     }
     if sub == FirewallCommand::LockDown {
         // For a profile that cannot be read: no profile is loaded at all.
-        return match firewall::apply::lock_down(seams) {
+        return match firewall::load::lock_down(seams) {
             Ok(b) => {
                 if cli.verbosity >= 0 {
                     let _ = writeln!(io.out, "firewall: locked down ({b}): loopback and replies only");
@@ -77,7 +77,7 @@ pub fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &mut Io<'
                             let _ = writeln!(io.out, "nasboot: {s}");
                             let _ = io.out.flush();
                         };
-                        firewall::apply::load_confirmed(rules, instead.as_ref(), fallback_lan.as_ref(), &c, seams, &mut sleep, &mut say)
+                        firewall::load::load_confirmed(rules, instead.as_ref(), fallback_lan.as_ref(), &c, seams, &mut sleep, &mut say)
                     }
                 };
                 match result {
@@ -111,7 +111,8 @@ mod tests {
     use crate::seam::fake::FakeBoard;
     use crate::seam::Output;
 
-    const PROFILE: &str = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
+    const PROFILE: &str =
+        "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
 
     fn board(profile: &str) -> FakeBoard {
         let mut b = FakeBoard::new();

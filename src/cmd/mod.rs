@@ -1,13 +1,13 @@
 //! The subcommands, one file each. Every command gets the parsed command
 //! line, the seams and two output streams, and returns an exit status.
 
-pub mod apply;
-pub mod check;
-pub mod firewall;
-pub mod plan;
-pub mod run;
-pub mod status;
-pub mod watchdog;
+pub(crate) mod apply;
+pub(crate) mod check;
+pub(crate) mod firewall;
+pub(crate) mod plan;
+pub(crate) mod run;
+pub(crate) mod status;
+pub(crate) mod watchdog;
 
 #[cfg(test)]
 mod tests;
@@ -49,7 +49,7 @@ pub fn dispatch(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
 /// Read and validate the profile named on the command line (relocated
 /// under `--root`). On error the message names the file, line, column and
 /// key, and the status is 2: callers apply nothing.
-pub fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Loaded, Status> {
+pub(crate) fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Loaded, Status> {
     let file = cli.config.display().to_string();
     let bytes = match seams.files.read(&cli.config) {
         Ok(b) => b,
@@ -68,7 +68,7 @@ pub fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Loaded,
     // Export and share paths must exist on the board (warnings; errors
     // with `[nfs] strict = true`). The text parsed as UTF-8 above.
     let src = config::Source { file: &file, text: std::str::from_utf8(&bytes).unwrap_or("") };
-    match crate::nfs::check_paths(&loaded.profile, &src, seams.files) {
+    match config::validate::board_paths(&loaded.profile, &src, &mut |p| seams.files.exists(p)) {
         Ok(w) => loaded.warnings.extend(w),
         Err(e) => {
             let _ = writeln!(io.err, "nasboot: {e}");

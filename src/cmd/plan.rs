@@ -1,14 +1,13 @@
 //! `nasboot plan`: read the board's state, print the ordered actions and
 //! the rendered files. Changes nothing.
 
-
 use super::Io;
 use crate::cli::Cli;
 use crate::exit::Status;
-use crate::{firewall, plan};
 use crate::seam::Seams;
+use crate::{firewall, plan};
 
-pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     let loaded = match super::load(cli, seams, io) {
         Ok(l) => l,
         Err(status) => return status,

@@ -4,12 +4,12 @@
 
 use super::Io;
 use crate::cli::Cli;
+use crate::config::watchdog::Watchdog as Config;
 use crate::exit::Status;
 use crate::seam::Seams;
-use crate::config::watchdog::Watchdog as Config;
 use crate::watchdog::history;
 
-pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     match start(cli, seams, io) {
         Ok((Some(dog), Some(cfg), safe, status)) => crate::watchdog::serve(dog, &cfg, seams, &cli.config, safe).worst(status),
         Ok((None, Some(_), _, status)) => {

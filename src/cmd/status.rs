@@ -7,7 +7,7 @@ use crate::exit::Status;
 use crate::plan;
 use crate::seam::Seams;
 
-pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     let loaded = match super::load(cli, seams, io) {
         Ok(l) => l,
         Err(status) => return status,

@@ -5,7 +5,7 @@ use crate::cli;
 use crate::seam::fake::FakeBoard;
 
 /// Run `nasboot ARGS` against a fake board; (status, stdout, stderr).
-pub fn run_on(board: &mut FakeBoard, args: &[&str]) -> (Status, String, String) {
+pub(super) fn run_on(board: &mut FakeBoard, args: &[&str]) -> (Status, String, String) {
     let cli = cli::parse(args.iter().copied()).expect("valid command line");
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let status = {

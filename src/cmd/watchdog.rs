@@ -12,12 +12,12 @@ use std::path::Path;
 
 use super::Io;
 use crate::cli::Cli;
-use crate::exit::Status;
-use crate::seam::Seams;
 use crate::config::watchdog::Watchdog as Config;
-use crate::watchdog::{device, history, LinuxWatchdog};
+use crate::exit::{ExitStatus, Status};
+use crate::seam::Seams;
+use crate::watchdog::{device, history, Device};
 
-pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     match start(cli, seams, io) {
         Ok((dog, cfg, safe)) => crate::watchdog::serve(dog, &cfg, seams, Path::new(&cli.config), safe),
         Err(status) => status,
@@ -28,7 +28,7 @@ pub fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
 /// profile values live in this frame, which is gone (and its stack pages
 /// released) once the daemon runs.
 #[inline(never)]
-fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(LinuxWatchdog, Box<Config>, bool), Status> {
+fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(Device, Box<Config>, bool), Status> {
     let loaded = super::load(cli, seams, io)?;
     if loaded.profile.watchdog.is_none() {
         let _ = writeln!(io.err, "nasboot: {}: the profile has no [watchdog] section", cli.config.display());
@@ -40,13 +40,20 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(LinuxWatc
     }
     let cfg = profile.watchdog.clone().expect("checked above");
     let opened = match std::env::var("WDTFD") {
-        Ok(v) => match v.trim().parse::<i32>() {
-            Ok(fd) if fd >= 0 => device::adopt(seams.watchdog, fd),
-            _ => {
-                let _ = writeln!(io.err, "nasboot: WDTFD={v:?} is not a file descriptor number");
-                return Err(Status::Usage);
+        Ok(v) => {
+            let fd = device::wdtfd(&v).map_err(|e| {
+                let _ = writeln!(io.err, "nasboot: {e}");
+                e.exit_status()
+            })?;
+            let adopted = device::adopt(seams.watchdog, fd);
+            if adopted.is_ok() {
+                // Consumed, as procd's watchdog.c unsets it: the commands
+                // this process runs (repairs, the next hand-over) must not
+                // see a number that is no longer theirs.
+                std::env::remove_var("WDTFD");
             }
-        },
+            adopted
+        }
         Err(_) => device::open(seams.watchdog, cfg.device.as_ref().map(|d| d.as_path())),
     };
     match opened.and_then(|d| crate::watchdog::setup(d, cfg.timeout.0, seams)) {
@@ -56,7 +63,7 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(LinuxWatc
         }
         Err(e) => {
             let _ = writeln!(io.err, "nasboot: {e}");
-            Err(Status::Failure)
+            Err(e.exit_status())
         }
     }
 }
@@ -113,10 +120,7 @@ mod tests {
         assert_eq!(status, Status::Ok, "{err}");
         let eff = b.effects();
         let dog: Vec<&str> = eff.iter().map(String::as_str).filter(|e| e.contains("watchdog0")).collect();
-        assert_eq!(
-            dog[..4],
-            ["open /dev/watchdog0", "write /dev/watchdog0 \"\\0\"", "settimeout /dev/watchdog0 8", "pet /dev/watchdog0"]
-        );
+        assert_eq!(dog[..4], ["open /dev/watchdog0", "write /dev/watchdog0 \"\\0\"", "settimeout /dev/watchdog0 8", "pet /dev/watchdog0"]);
         assert_eq!(dog[dog.len() - 3..], ["write /dev/watchdog0 \"V\"", "setoptions /dev/watchdog0 1", "close /dev/watchdog0"]);
         assert!(b.watchdog.driver.borrow().stopped);
     }

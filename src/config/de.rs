@@ -45,7 +45,7 @@ enum Segment {
 
 impl Error {
     /// The key path, outermost first: `a.b[2].c`; empty at the top level.
-    pub fn key(&self) -> String {
+    pub(super) fn key(&self) -> String {
         let mut key = String::new();
         for seg in self.rev_path.iter().rev() {
             match seg {
@@ -179,21 +179,27 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        at_span!(self, match self.0.get_ref() {
-            DeValue::String(s) => v.visit_str(s),
-            DeValue::Integer(_) => self.int(&v).and_then(|n| v.visit_i64(n)),
-            DeValue::Boolean(b) => v.visit_bool(*b),
-            DeValue::Array(a) => v.visit_seq(SeqDe { items: a, next: 0 }),
-            DeValue::Table(t) => v.visit_map(MapDe { iter: t.iter(), value: None }),
-            other => Err(wrong(other, &v)),
-        })
+        at_span!(
+            self,
+            match self.0.get_ref() {
+                DeValue::String(s) => v.visit_str(s),
+                DeValue::Integer(_) => self.int(&v).and_then(|n| v.visit_i64(n)),
+                DeValue::Boolean(b) => v.visit_bool(*b),
+                DeValue::Array(a) => v.visit_seq(SeqDe { items: a, next: 0 }),
+                DeValue::Table(t) => v.visit_map(MapDe { iter: t.iter(), value: None }),
+                other => Err(wrong(other, &v)),
+            }
+        )
     }
 
     fn deserialize_bool<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        at_span!(self, match self.0.get_ref() {
-            DeValue::Boolean(b) => v.visit_bool(*b),
-            other => Err(wrong(other, &v)),
-        })
+        at_span!(
+            self,
+            match self.0.get_ref() {
+                DeValue::Boolean(b) => v.visit_bool(*b),
+                other => Err(wrong(other, &v)),
+            }
+        )
     }
 
     fn deserialize_i64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
@@ -210,13 +216,16 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
     /// ever formats one in an error: that keeps core's float printing,
     /// like its float parsing (see `float`), out of the binary.
     fn deserialize_f64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
-        at_span!(self, match self.0.get_ref() {
-            DeValue::Float(x) => match float(x.as_str()) {
-                Some(f) => v.visit_f64(f),
-                None => Err(de::Error::custom(format!("float {x} is out of range"))),
-            },
-            _ => self.int(&v).and_then(|n| v.visit_i64(n)),
-        })
+        at_span!(
+            self,
+            match self.0.get_ref() {
+                DeValue::Float(x) => match float(x.as_str()) {
+                    Some(f) => v.visit_f64(f),
+                    None => Err(de::Error::custom(format!("float {x} is out of range"))),
+                },
+                _ => self.int(&v).and_then(|n| v.visit_i64(n)),
+            }
+        )
     }
     forward!(deserialize_f64: deserialize_f32);
 
@@ -233,12 +242,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
         at_span!(self, self.table(&v).and_then(|t| v.visit_map(MapDe { iter: t.iter(), value: None })))
     }
 
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        _fields: &'static [&'static str],
-        v: V,
-    ) -> Result<V::Value, Error> {
+    fn deserialize_struct<V: Visitor<'de>>(self, name: &'static str, _fields: &'static [&'static str], v: V) -> Result<V::Value, Error> {
         if serde_spanned::de::is_spanned(name) {
             let span = self.span();
             return v.visit_map(serde_spanned::de::SpannedDeserializer::new(self, span));
@@ -257,16 +261,8 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
     }
 
     /// Unit variants only, written as strings: `role = "lan"`.
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        v: V,
-    ) -> Result<V::Value, Error> {
-        at_span!(
-            self,
-            self.str(&v).and_then(|s| v.visit_enum(de::value::StrDeserializer::<Error>::new(s)))
-        )
+    fn deserialize_enum<V: Visitor<'de>>(self, _name: &'static str, _variants: &'static [&'static str], v: V) -> Result<V::Value, Error> {
+        at_span!(self, self.str(&v).and_then(|s| v.visit_enum(de::value::StrDeserializer::<Error>::new(s))))
     }
 
     serde::forward_to_deserialize_any! {
@@ -400,7 +396,8 @@ mod tests {
     #[test]
     fn float_literals() {
         // Exact where the literal is short (compared with core's parser).
-        for text in ["4.5", "0.01", "1000", "1e3", "-2E-2", "+1.0", "3.1415", "0.1", "99.99", "1000.0", "123456789012345.0", "5e22", "-0.0"] {
+        for text in ["4.5", "0.01", "1000", "1e3", "-2E-2", "+1.0", "3.1415", "0.1", "99.99", "1000.0", "123456789012345.0", "5e22", "-0.0"]
+        {
             assert_eq!(float(text), Some(text.parse::<f64>().unwrap()), "{text}");
         }
         // Close for long ones.

@@ -5,8 +5,8 @@ use serde::Deserialize;
 use super::types::{Port, PortRange};
 
 /// Services per zone, and custom ports per zone.
-pub const MAX_SERVICES: usize = 16;
-pub const MAX_PORTS: usize = 32;
+pub(crate) const MAX_SERVICES: usize = 16;
+pub(crate) const MAX_PORTS: usize = 32;
 
 /// The firewall profile.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -19,6 +19,17 @@ pub enum Profile {
     Stateful,
     /// No rules at all.
     Off,
+}
+
+/// The profile's own word: `stateless`, `stateful`, `off`.
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Profile::Stateless => "stateless",
+            Profile::Stateful => "stateful",
+            Profile::Off => "off",
+        })
+    }
 }
 
 /// The backend; `auto` picks from what the kernel offers.

@@ -6,14 +6,15 @@
 //! `validate` (rules that span several values: duplicates, zones,
 //! reachability). Nothing here touches the system.
 
+mod client;
 mod de;
-pub mod firewall;
-pub mod net;
-pub mod nfs;
-pub mod system;
-pub mod types;
-pub mod validate;
-pub mod watchdog;
+pub(crate) mod firewall;
+pub(crate) mod net;
+pub(crate) mod nfs;
+pub(crate) mod system;
+pub(crate) mod types;
+pub(crate) mod validate;
+pub(crate) mod watchdog;
 
 use std::fmt;
 use std::ops::Range;
@@ -21,10 +22,10 @@ use std::ops::Range;
 use serde::Deserialize;
 use toml::de::DeTable;
 
-pub use validate::Warning;
+pub(crate) use validate::Warning;
 
 /// Interfaces per profile.
-pub const MAX_INTERFACES: usize = 8;
+pub(crate) const MAX_INTERFACES: usize = 8;
 
 /// `[board]`: which board this profile is for.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -71,11 +72,7 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}: {}",
-            self.file, self.line, self.column, self.key, self.message
-        )
+        write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.column, self.key, self.message)
     }
 }
 
@@ -89,14 +86,14 @@ pub struct Loaded {
 }
 
 /// The text of a profile and the name to report it under.
-pub struct Source<'a> {
+pub(crate) struct Source<'a> {
     pub file: &'a str,
     pub text: &'a str,
 }
 
 impl Source<'_> {
     /// 1-based line and column of a byte offset.
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+    pub(crate) fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let before = &self.text.as_bytes()[..offset];
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
@@ -106,15 +103,9 @@ impl Source<'_> {
     }
 
     /// An error at a span.
-    pub fn error(&self, span: Option<Range<usize>>, key: &str, message: impl Into<String>) -> ConfigError {
+    pub(crate) fn error(&self, span: Option<Range<usize>>, key: &str, message: impl Into<String>) -> ConfigError {
         let (line, column) = span.map_or((1, 1), |s| self.line_col(s.start));
-        ConfigError {
-            file: self.file.to_string(),
-            line,
-            column,
-            key: key.to_string(),
-            message: message.into(),
-        }
+        ConfigError { file: self.file.to_string(), line, column, key: key.to_string(), message: message.into() }
     }
 
     /// The key written on the line at `offset`, for syntax errors that
@@ -137,7 +128,7 @@ impl Source<'_> {
 }
 
 /// Parse and validate a profile held in memory.
-pub fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
+pub(crate) fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
     let doc = DeTable::parse(src.text).map_err(|e| {
         let span = e.span();
         let key = span.clone().map_or_else(|| "(top level)".to_string(), |s| src.key_on_line(s.start));
@@ -217,6 +208,6 @@ fn first_line(msg: &str) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
-#[cfg(test)]
 mod boards;
+#[cfg(test)]
+pub(crate) mod tests;

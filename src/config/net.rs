@@ -8,11 +8,11 @@ use toml::Spanned;
 use super::types::{IfName, IpNet, MacAddr, SysctlKey, SysctlValue};
 
 /// Addresses per interface.
-pub const MAX_ADDRESSES: usize = 8;
+pub(crate) const MAX_ADDRESSES: usize = 8;
 /// Static routes per interface.
-pub const MAX_ROUTES: usize = 16;
+pub(crate) const MAX_ROUTES: usize = 16;
 /// Per-interface sysctls.
-pub const MAX_IF_SYSCTLS: usize = 8;
+pub(crate) const MAX_IF_SYSCTLS: usize = 8;
 
 /// Which firewall zone an interface belongs to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]

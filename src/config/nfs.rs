@@ -5,11 +5,11 @@ use toml::Spanned;
 
 use super::net::Role;
 use super::types::{AbsPath, IfName, IpNet, Name};
-use super::{ConfigError, Profile, Source, Warning};
+use super::Profile;
 
 /// Exports per profile, clients per export.
-pub const MAX_EXPORTS: usize = 16;
-pub const MAX_CLIENTS: usize = 8;
+pub(crate) const MAX_EXPORTS: usize = 16;
+pub(crate) const MAX_CLIENTS: usize = 8;
 
 /// NFS protocol versions nfsd may offer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
@@ -96,7 +96,7 @@ pub struct Export {
     pub no_wdelay: bool,
 }
 
-/// Shipped NFS presets (see `nfs::nfsd` for the trade-offs).
+/// Shipped NFS presets (see `share::nfsd` for the trade-offs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NfsPreset {
@@ -133,12 +133,12 @@ fn yes() -> bool {
 }
 
 /// Samba shares per profile.
-pub const MAX_SHARES: usize = 8;
+pub(crate) const MAX_SHARES: usize = 8;
 /// Users per share.
-pub const MAX_USERS: usize = 8;
+pub(crate) const MAX_USERS: usize = 8;
 
 /// `[samba]`: an smb.conf include (paths::SMB_INCLUDE) tuned for slow
-/// CPUs and bound to the LAN. See `nfs::samba` for what each key renders.
+/// CPUs and bound to the LAN. See `share::samba` for what each key renders.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Samba {
@@ -192,164 +192,9 @@ fn receivefile_default() -> u32 {
     16384
 }
 
-/// Rules for `[nfs]` and `[samba]` that span several values. Called from
-/// `config::validate`.
-pub(crate) fn validate(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result<(), ConfigError> {
-    let lan_nets = lan_networks(p);
-    for (i, e) in p.nfs.export.iter().enumerate() {
-        let b = e.path.get_ref().as_str().as_bytes();
-        let octal = |x: &u8| (b'0'..=b'7').contains(x);
-        if b.windows(4).any(|w| w[0] == b'\\' && w[1..].iter().all(octal)) {
-            // exportfs reads it right from /etc/exports but writes it to
-            // etab with only the backslash escaped, and reading etab back
-            // decodes the digits too: mountd would export another path.
-            return Err(src.error(
-                Some(e.path.span()),
-                &format!("nfs.export[{i}].path"),
-                format!(
-                    "{} holds a backslash and three octal digits, which nfs-utils' etab turns into another \
-                     path; rename the directory",
-                    e.path.get_ref()
-                ),
-            ));
-        }
-        if e.clients.is_empty() && lan_nets.is_empty() {
-            return Err(src.error(
-                Some(e.path.span()),
-                &format!("nfs.export[{i}].clients"),
-                format!(
-                    "{} lists no clients and there is no role = \"lan\" interface with a static address to \
-                     default to; list them, e.g. clients = [\"192.168.1.0/24\"]",
-                    e.path.get_ref()
-                ),
-            ));
-        }
-        // The same path to the same client twice, counting the LAN
-        // default and equal networks written differently (10.0.0.7/24).
-        let effective = |x: &Export| -> Vec<String> {
-            if x.clients.is_empty() {
-                lan_nets.iter().map(|n| format!("{}/{}", n.addr, n.prefix)).collect()
-            } else {
-                x.clients
-                    .iter()
-                    .map(|c| crate::nfs::client::Client::parse(c.get_ref()).map_or_else(|_| c.get_ref().to_string(), |c| c.to_string()))
-                    .collect()
-            }
-        };
-        let mine = effective(e);
-        if let Some(c) = (1..mine.len()).find(|&c| mine[..c].contains(&mine[c])) {
-            let sp = &e.clients[c];
-            return Err(src.error(
-                Some(sp.span()),
-                &format!("nfs.export[{i}].clients[{c}]"),
-                format!("{} is exported to `{}` twice (written differently)", e.path.get_ref(), mine[c]),
-            ));
-        }
-        for (j, o) in p.nfs.export[..i].iter().enumerate() {
-            if o.path.get_ref() != e.path.get_ref() {
-                continue;
-            }
-            let theirs = effective(o);
-            if let Some(c) = mine.iter().position(|m| theirs.contains(m)) {
-                let (span, key) = match e.clients.get(c) {
-                    Some(sp) => (sp.span(), format!("nfs.export[{i}].clients[{c}]")),
-                    None => (e.path.span(), format!("nfs.export[{i}].clients")),
-                };
-                return Err(src.error(
-                    Some(span),
-                    &key,
-                    format!("{} is exported to `{}` twice (also by nfs.export[{j}])", e.path.get_ref(), mine[c]),
-                ));
-            }
-        }
-        if e.no_wdelay && !e.sync {
-            warnings.push(Warning(src.error(
-                Some(e.path.span()),
-                &format!("nfs.export[{i}].no_wdelay"),
-                format!("{} is async: no_wdelay has no effect without sync (exports(5))", e.path.get_ref()),
-            )));
-        }
-    }
-    if let Some(v) = &p.nfs.versions {
-        let span = super::validate::span_in(src, "nfs", "versions");
-        if v.is_empty() {
-            return Err(src.error(span, "nfs.versions", "list at least one version, e.g. [\"3\"]"));
-        }
-        let minor = v.iter().any(|x| matches!(x, NfsVersion::V4_1 | NfsVersion::V4_2));
-        if minor && !v.contains(&NfsVersion::V4) {
-            return Err(src.error(span, "nfs.versions", "4.1 and 4.2 need \"4\" in the list too"));
-        }
-    }
-    if let Some(s) = &p.samba {
-        samba(p, s, src)?;
-    }
-    Ok(())
-}
-
-fn samba(p: &Profile, s: &Samba, src: &Source<'_>) -> Result<(), ConfigError> {
-    if s.interfaces.is_empty() && !p.interface.iter().any(|i| i.role == Role::Lan) {
-        return Err(src.error(
-            super::validate::span_in(src, "samba", "interfaces"),
-            "samba.interfaces",
-            "no interfaces given and no role = \"lan\" interface to default to; Samba is only bound to the LAN",
-        ));
-    }
-    for (k, name) in s.interfaces.iter().enumerate() {
-        if !p.interface.iter().any(|i| i.name.get_ref() == name.get_ref()) {
-            return Err(src.error(
-                Some(name.span()),
-                &format!("samba.interfaces[{k}]"),
-                format!("`{}` is not an [[interface]] of this profile", name.get_ref()),
-            ));
-        }
-    }
-    if let Some(w) = &s.workgroup {
-        let ok = !w.get_ref().is_empty()
-            && w.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-        if !ok {
-            return Err(src.error(
-                Some(w.span()),
-                "samba.workgroup",
-                format!("workgroup `{}` may only hold letters, digits, `_`, `-` and `.`", w.get_ref().escape_debug()),
-            ));
-        }
-    }
-    if s.min_receivefile_size > 131_072 {
-        return Err(src.error(
-            super::validate::span_in(src, "samba", "min_receivefile_size"),
-            "samba.min_receivefile_size",
-            format!("min_receivefile_size is 0 to 131072 (Samba caps it at 128 KiB), not {}", s.min_receivefile_size),
-        ));
-    }
-    for (i, sh) in s.share.iter().enumerate() {
-        let key = |k: &str| format!("samba.share[{i}].{k}");
-        let name = sh.name.get_ref().as_str();
-        if ["global", "homes", "printers", "print$", "ipc$"].iter().any(|r| r.eq_ignore_ascii_case(name)) {
-            return Err(src.error(Some(sh.name.span()), &key("name"), format!("`{name}` is a reserved smb.conf section")));
-        }
-        if s.share[..i].iter().any(|o| o.name.get_ref().as_str().eq_ignore_ascii_case(name)) {
-            return Err(src.error(Some(sh.name.span()), &key("name"), format!("share `{name}` is defined twice")));
-        }
-        let path = sh.path.get_ref().as_str();
-        if path.contains('%') || path.ends_with(char::is_whitespace) {
-            return Err(src.error(
-                Some(sh.path.span()),
-                &key("path"),
-                format!("`{path}`: smb.conf expands `%` and trims trailing blanks; rename the directory"),
-            ));
-        }
-        if let Some(c) = &sh.comment {
-            if c.get_ref().chars().any(|ch| ch.is_control() || ch == '%') {
-                return Err(src.error(Some(c.span()), &key("comment"), "a comment cannot hold control characters or `%`"));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The networks of the static addresses on role = "lan" interfaces: the
 /// default NFS clients.
-pub fn lan_networks(p: &Profile) -> Vec<IpNet> {
+pub(crate) fn lan_networks(p: &Profile) -> Vec<IpNet> {
     let mut out: Vec<IpNet> = Vec::new();
     for iface in p.interface.iter().filter(|i| i.role == Role::Lan) {
         for a in &iface.address {

@@ -4,8 +4,8 @@ use serde::Deserialize;
 
 use super::types::{Name, SysctlKey, SysctlValue};
 
-pub const MAX_SYSCTLS: usize = 32;
-pub const MAX_STORAGE: usize = 8;
+pub(crate) const MAX_SYSCTLS: usize = 32;
+pub(crate) const MAX_STORAGE: usize = 8;
 
 /// Shipped sysctl presets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]

@@ -26,7 +26,7 @@ fn line_and_column_are_one_based() {
 }
 
 /// (name, profile text, line, column, key, part of the message)
-pub const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
+pub(crate) const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("ifname 16 bytes", "[board]\nname = \"t\"\n[[interface]]\nname = \"abcdefghijklmnop\"\nrole = \"lan\"\n", 4, 8, "interface[0].name", "16 bytes"),
     ("prefix /33", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\naddress = [\"10.0.0.1/33\"]\n", 6, 12, "interface[0].address[0]", "/33"),
     ("port 70000", "[board]\nname = \"t\"\n[firewall]\nlan_tcp_ports = [22, 70000]\n", 4, 22, "firewall.lan_tcp_ports[1]", "70000"),
@@ -85,10 +85,10 @@ fn the_stateful_profile_keeps_pinned_ports_where_the_user_wants_them() {
 #[test]
 fn the_stateless_profile_sets_the_kernel_range_it_filters_by() {
     let l = parse_str("[board]\nname = \"t\"\n[firewall]\nlocal_port_range = \"40000-50000\"\n").unwrap();
-    let w = crate::sysctl::wanted(&l.profile);
-    assert!(w.contains(&(crate::sysctl::LOCAL_PORT_RANGE.to_string(), "40000 50000".to_string())), "{w:?}");
+    let w = crate::sysctl::global::wanted(&l.profile);
+    assert!(w.contains(&(crate::sysctl::global::LOCAL_PORT_RANGE.to_string(), "40000 50000".to_string())), "{w:?}");
     let off = parse_str("[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n").unwrap();
-    assert!(crate::sysctl::wanted(&off.profile).is_empty());
+    assert!(crate::sysctl::global::wanted(&off.profile).is_empty());
 }
 
 #[test]
@@ -127,10 +127,9 @@ fn warning_for_lan_all_with_other_services() {
 
 #[test]
 fn warnings_for_async_and_squashed_rw() {
-    let l = parse_str(
-        "[board]\nname = \"t\"\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"*\"]\nrw = true\nsquash = \"all\"\nsync = false\n",
-    )
-    .unwrap();
+    let l =
+        parse_str("[board]\nname = \"t\"\n[[nfs.export]]\npath = \"/srv\"\nclients = [\"*\"]\nrw = true\nsquash = \"all\"\nsync = false\n")
+            .unwrap();
     let keys: Vec<&str> = l.warnings.iter().map(|w| w.0.key.as_str()).collect();
     assert_eq!(keys, ["nfs.export[0].anonuid", "nfs.export[0].sync"]);
 }
@@ -146,7 +145,12 @@ fn nested_errors_name_the_right_key() {
         // An enum is a string; a table or an array there is the enum's error.
         ("role = { a = 1 }\n", (5, 8), "interface[0].role", "invalid type: map"),
         ("[[interface.role]]\n", (5, 1), "interface[0].role", "invalid type: sequence"),
-        ("role = \"lan\"\nroute = [{ to = \"10.8.0.0/16\", via = 7 }]\n", (6, 38), "interface[0].route[0].via", "invalid type: integer `7`"),
+        (
+            "role = \"lan\"\nroute = [{ to = \"10.8.0.0/16\", via = 7 }]\n",
+            (6, 38),
+            "interface[0].route[0].via",
+            "invalid type: integer `7`",
+        ),
         ("role = \"lan\"\nmtu = 99999999999999999999\n", (6, 7), "interface[0].mtu", "too large"),
         ("role = \"lan\"\nmtu = 1979-05-27\n", (6, 7), "interface[0].mtu", "invalid type: date-time"),
     ] {

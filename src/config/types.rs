@@ -6,7 +6,97 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
+pub(crate) use super::client::Client;
+
 use serde::de::{self, Deserialize, Deserializer};
+
+/// Why a profile value is not one of these types, with the text it was
+/// given. Shown once, in a [`ConfigError`](super::ConfigError) with the
+/// file, line and key.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ParseError {
+    IfNameEmpty,
+    /// Longer than IFNAMSIZ - 1.
+    IfNameTooLong(String),
+    IfNameInvalid(String),
+    NoPrefix(String),
+    NotAnAddress(String),
+    PrefixOutOfRange {
+        prefix: String,
+        addr: String,
+        max: u8,
+    },
+    NotAMac(String),
+    BroadcastMac(String),
+    MulticastMac(String),
+    ZeroMac(String),
+    NotAbsolute(String),
+    ControlCharacter {
+        path: String,
+        c: char,
+    },
+    DotDot(String),
+    PathTooLong(usize),
+    NameLength(String),
+    NameCharacters(String),
+    NotASysctlKey(String),
+    SysctlKeyTooLong(String),
+    NotASysctlValue(String),
+    SysctlValueTooLong(usize),
+    NotAClient(String),
+    /// Not `LOW-HIGH`.
+    NotAPortRange(String),
+    /// A range starting below 1024 (the kernel's `ip_unprivileged_port_start`).
+    PortRangeTooLow(u16),
+    /// LOW above HIGH.
+    EmptyPortRange(u16, u16),
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ParseError::*;
+        match self {
+            IfNameEmpty => f.write_str("an interface name cannot be empty"),
+            IfNameTooLong(s) => write!(f, "interface name `{s}` is {} bytes; the kernel allows 15 (IFNAMSIZ)", s.len()),
+            IfNameInvalid(s) => write!(f, "`{}` is not a valid interface name", s.escape_debug()),
+            NoPrefix(s) => write!(f, "`{s}` needs a prefix length, e.g. 192.168.1.2/24"),
+            NotAnAddress(a) => write!(f, "`{a}` is not an IP address"),
+            PrefixOutOfRange { prefix, addr, max } => write!(f, "prefix /{prefix} is out of range for {addr} (0 to {max})"),
+            NotAMac(s) => write!(f, "`{s}` is not a MAC address like 02:00:00:00:00:01"),
+            BroadcastMac(s) => write!(f, "`{s}` is the broadcast address, not an interface address"),
+            MulticastMac(s) => write!(f, "`{s}` is a multicast address (low bit of the first octet set)"),
+            ZeroMac(s) => write!(f, "`{s}` is all zeros"),
+            NotAbsolute(s) => write!(f, "`{}` is not an absolute path", s.escape_debug()),
+            ControlCharacter { path, c } => {
+                write!(f, "path `{}` contains the control character '{}'", path.escape_debug(), c.escape_debug())
+            }
+            DotDot(s) => write!(f, "path `{s}` contains `..`"),
+            PathTooLong(n) => write!(f, "path is {n} bytes; at most 255 are allowed"),
+            NameLength(s) => write!(f, "`{s}` must be 1 to 31 bytes"),
+            NameCharacters(s) => write!(f, "`{}` may only hold letters, digits, `_`, `.` and `-`", s.escape_debug()),
+            NotASysctlKey(s) => write!(f, "`{}` is not a sysctl name like net.core.rmem_max", s.escape_debug()),
+            SysctlKeyTooLong(s) => write!(f, "sysctl name `{s}` is longer than 63 bytes"),
+            NotASysctlValue(s) => write!(f, "`{}` is not a sysctl value", s.escape_debug()),
+            SysctlValueTooLong(n) => write!(f, "sysctl value is {n} bytes; at most 63"),
+            NotAClient(s) => {
+                write!(f, "`{}` is not a host, an address, a network with a prefix, a wildcard or *", s.escape_debug())
+            }
+            NotAPortRange(s) => write!(f, "`{}` is not a port range like 32768-60999", s.escape_debug()),
+            PortRangeTooLow(lo) => write!(f, "the range starts at {lo}; the kernel's local ports start at 1024 or above"),
+            EmptyPortRange(lo, hi) => write!(f, "the range {lo}-{hi} is empty: {lo} is above {hi}"),
+        }
+    }
+}
+
+/// As Display: a derived Debug would be a second copy of every message
+/// shape in the binary, for `expect` and tests only.
+impl fmt::Debug for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for ParseError {}
 
 /// Declares a newtype that deserialises from a string through `FromStr`.
 macro_rules! from_str_deserialize {
@@ -42,19 +132,16 @@ impl IfName {
 }
 
 impl FromStr for IfName {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         if s.is_empty() {
-            return Err("an interface name cannot be empty".into());
+            return Err(ParseError::IfNameEmpty);
         }
         if s.len() > 15 {
-            return Err(format!(
-                "interface name `{s}` is {} bytes; the kernel allows 15 (IFNAMSIZ)",
-                s.len()
-            ));
+            return Err(ParseError::IfNameTooLong(s.into()));
         }
         if s == "." || s == ".." || s.chars().any(|c| c == '/' || c == ':' || c.is_whitespace() || c.is_control()) {
-            return Err(format!("`{}` is not a valid interface name", s.escape_debug()));
+            return Err(ParseError::IfNameInvalid(s.into()));
         }
         Ok(IfName(heapless::String::try_from(s).expect("length checked")))
     }
@@ -119,7 +206,7 @@ impl IpNet {
 }
 
 /// The netmask for an IPv4 prefix length (0..=32).
-pub fn mask_v4(prefix: u8) -> u32 {
+pub(crate) fn mask_v4(prefix: u8) -> u32 {
     if prefix == 0 {
         0
     } else {
@@ -136,18 +223,13 @@ fn mask_v6(prefix: u8) -> u128 {
 }
 
 impl FromStr for IpNet {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (a, p) = s
-            .split_once('/')
-            .ok_or_else(|| format!("`{s}` needs a prefix length, e.g. 192.168.1.2/24"))?;
-        let addr: IpAddr = a.parse().map_err(|_| format!("`{a}` is not an IP address"))?;
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let (a, p) = s.split_once('/').ok_or_else(|| ParseError::NoPrefix(s.into()))?;
+        let addr: IpAddr = a.parse().map_err(|_| ParseError::NotAnAddress(a.into()))?;
         let max = if addr.is_ipv4() { 32 } else { 128 };
-        let prefix: u8 = p
-            .parse()
-            .ok()
-            .filter(|n| *n <= max)
-            .ok_or_else(|| format!("prefix /{p} is out of range for {a} (0 to {max})"))?;
+        let prefix: u8 =
+            p.parse().ok().filter(|n| *n <= max).ok_or_else(|| ParseError::PrefixOutOfRange { prefix: p.into(), addr: a.into(), max })?;
         Ok(IpNet { addr, prefix })
     }
 }
@@ -178,7 +260,7 @@ impl Port {
 
 /// Deserialise an integer and check it lies in `lo..=hi`; the error names
 /// `what` and the range.
-pub fn int_in_range<'de, D: Deserializer<'de>>(d: D, lo: i64, hi: i64, what: &'static str) -> Result<i64, D::Error> {
+pub(crate) fn int_in_range<'de, D: Deserializer<'de>>(d: D, lo: i64, hi: i64, what: &'static str) -> Result<i64, D::Error> {
     struct V(i64, i64, &'static str);
     impl de::Visitor<'_> for V {
         type Value = i64;
@@ -234,17 +316,17 @@ impl PortRange {
 }
 
 impl FromStr for PortRange {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{}` is not a port range like 32768-60999", s.escape_debug());
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let bad = || ParseError::NotAPortRange(s.to_string());
         let (a, b) = s.split_once('-').ok_or_else(bad)?;
         let lo: u16 = a.trim().parse().map_err(|_| bad())?;
         let hi: u16 = b.trim().parse().map_err(|_| bad())?;
         if lo < 1024 {
-            return Err(format!("the range starts at {lo}; the kernel's local ports start at 1024 or above"));
+            return Err(ParseError::PortRangeTooLow(lo));
         }
         if lo > hi {
-            return Err(format!("the range {lo}-{hi} is empty: {lo} is above {hi}"));
+            return Err(ParseError::EmptyPortRange(lo, hi));
         }
         Ok(PortRange { lo, hi })
     }
@@ -264,9 +346,9 @@ impl fmt::Display for PortRange {
 pub struct MacAddr(pub [u8; 6]);
 
 impl FromStr for MacAddr {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not a MAC address like 02:00:00:00:00:01");
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let bad = || ParseError::NotAMac(s.into());
         let mut out = [0u8; 6];
         let mut parts = s.split(':');
         for byte in out.iter_mut() {
@@ -280,13 +362,13 @@ impl FromStr for MacAddr {
             return Err(bad());
         }
         if out == [0xff; 6] {
-            return Err(format!("`{s}` is the broadcast address, not an interface address"));
+            return Err(ParseError::BroadcastMac(s.into()));
         }
         if out[0] & 1 == 1 {
-            return Err(format!("`{s}` is a multicast address (low bit of the first octet set)"));
+            return Err(ParseError::MulticastMac(s.into()));
         }
         if out == [0; 6] {
-            return Err(format!("`{s}` is all zeros"));
+            return Err(ParseError::ZeroMac(s.into()));
         }
         Ok(MacAddr(out))
     }
@@ -315,24 +397,18 @@ impl AbsPath {
 }
 
 impl FromStr for AbsPath {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         if !s.starts_with('/') {
-            return Err(format!("`{}` is not an absolute path", s.escape_debug()));
+            return Err(ParseError::NotAbsolute(s.into()));
         }
         if let Some(c) = s.chars().find(|c| c.is_control()) {
-            return Err(format!(
-                "path `{}` contains the control character {:?}",
-                s.escape_debug(),
-                c
-            ));
+            return Err(ParseError::ControlCharacter { path: s.into(), c });
         }
         if s.split('/').any(|part| part == "..") {
-            return Err(format!("path `{s}` contains `..`"));
+            return Err(ParseError::DotDot(s.into()));
         }
-        heapless::String::try_from(s)
-            .map(AbsPath)
-            .map_err(|_| format!("path is {} bytes; at most 255 are allowed", s.len()))
+        heapless::String::try_from(s).map(AbsPath).map_err(|_| ParseError::PathTooLong(s.len()))
     }
 }
 from_str_deserialize!(AbsPath, "an absolute path");
@@ -355,13 +431,13 @@ impl Name {
 }
 
 impl FromStr for Name {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         if s.is_empty() || s.len() > 31 {
-            return Err(format!("`{s}` must be 1 to 31 bytes"));
+            return Err(ParseError::NameLength(s.into()));
         }
         if !s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')) || s == "." || s == ".." {
-            return Err(format!("`{}` may only hold letters, digits, `_`, `.` and `-`", s.escape_debug()));
+            return Err(ParseError::NameCharacters(s.into()));
         }
         Ok(Name(heapless::String::try_from(s).expect("length checked")))
     }
@@ -386,15 +462,13 @@ impl SysctlKey {
 }
 
 impl FromStr for SysctlKey {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         let ok_chars = s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '.' | '-'));
         if s.is_empty() || !ok_chars || s.split('.').any(str::is_empty) {
-            return Err(format!("`{}` is not a sysctl name like net.core.rmem_max", s.escape_debug()));
+            return Err(ParseError::NotASysctlKey(s.into()));
         }
-        heapless::String::try_from(s)
-            .map(SysctlKey)
-            .map_err(|_| format!("sysctl name `{s}` is longer than 63 bytes"))
+        heapless::String::try_from(s).map(SysctlKey).map_err(|_| ParseError::SysctlKeyTooLong(s.into()))
     }
 }
 from_str_deserialize!(SysctlKey, "a sysctl name like net.core.rmem_max");
@@ -417,14 +491,12 @@ impl SysctlValue {
 }
 
 impl FromStr for SysctlValue {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         if s.is_empty() || s.chars().any(|c| c.is_control()) {
-            return Err(format!("`{}` is not a sysctl value", s.escape_debug()));
+            return Err(ParseError::NotASysctlValue(s.into()));
         }
-        heapless::String::try_from(s)
-            .map(SysctlValue)
-            .map_err(|_| format!("sysctl value is {} bytes; at most 63", s.len()))
+        heapless::String::try_from(s).map(SysctlValue).map_err(|_| ParseError::SysctlValueTooLong(s.len()))
     }
 }
 
@@ -465,19 +537,22 @@ mod tests {
         assert!("eth0".parse::<IfName>().is_ok());
         assert!("abcdefghijklmno".parse::<IfName>().is_ok());
         let e = "abcdefghijklmnop".parse::<IfName>().unwrap_err();
-        assert!(e.contains("16 bytes"), "{e}");
-        for bad in ["", "a/b", "a b", ".", "..", "eth0:1"] {
-            assert!(bad.parse::<IfName>().is_err(), "{bad:?}");
+        assert_eq!(e, ParseError::IfNameTooLong("abcdefghijklmnop".into()));
+        assert!(e.to_string().contains("16 bytes"), "{e}");
+        assert_eq!("".parse::<IfName>(), Err(ParseError::IfNameEmpty));
+        for bad in ["a/b", "a b", ".", "..", "eth0:1"] {
+            assert_eq!(bad.parse::<IfName>(), Err(ParseError::IfNameInvalid(bad.into())), "{bad:?}");
         }
     }
 
     #[test]
     fn ipnet_prefix_checked_per_family() {
         assert_eq!("10.0.0.1/8".parse::<IpNet>().unwrap().prefix, 8);
-        assert!("10.0.0.1/33".parse::<IpNet>().unwrap_err().contains("/33"));
+        assert!("10.0.0.1/33".parse::<IpNet>().unwrap_err().to_string().contains("/33"));
         assert!("fd00::1/128".parse::<IpNet>().is_ok());
-        assert!("fd00::1/129".parse::<IpNet>().is_err());
-        assert!("10.0.0.1".parse::<IpNet>().is_err());
+        let out_of_range = ParseError::PrefixOutOfRange { prefix: "129".into(), addr: "fd00::1".into(), max: 128 };
+        assert_eq!("fd00::1/129".parse::<IpNet>(), Err(out_of_range));
+        assert_eq!("10.0.0.1".parse::<IpNet>(), Err(ParseError::NoPrefix("10.0.0.1".into())));
     }
 
     #[test]
@@ -496,25 +571,27 @@ mod tests {
     #[test]
     fn mac_rules() {
         assert_eq!("02:00:00:00:00:01".parse::<MacAddr>().unwrap().to_string(), "02:00:00:00:00:01");
-        assert!("ff:ff:ff:ff:ff:ff".parse::<MacAddr>().unwrap_err().contains("broadcast"));
-        assert!("01:00:5e:00:00:01".parse::<MacAddr>().unwrap_err().contains("multicast"));
+        assert!("ff:ff:ff:ff:ff:ff".parse::<MacAddr>().unwrap_err().to_string().contains("broadcast"));
+        assert!("01:00:5e:00:00:01".parse::<MacAddr>().unwrap_err().to_string().contains("multicast"));
         for bad in ["02:00:00:00:00", "02:00:00:00:00:01:02", "zz:00:00:00:00:01", "2:0:0:0:0:1"] {
-            assert!(bad.parse::<MacAddr>().is_err(), "{bad}");
+            assert_eq!(bad.parse::<MacAddr>(), Err(ParseError::NotAMac(bad.into())), "{bad}");
         }
     }
 
     #[test]
     fn abspath_rules() {
         assert!("/srv/nfs/share one".parse::<AbsPath>().is_ok());
-        assert!("srv".parse::<AbsPath>().unwrap_err().contains("absolute"));
-        assert!("/srv/a\nb".parse::<AbsPath>().unwrap_err().contains("control"));
-        assert!("/srv/../etc".parse::<AbsPath>().is_err());
+        assert!("srv".parse::<AbsPath>().unwrap_err().to_string().contains("absolute"));
+        let e = "/srv/a\nb".parse::<AbsPath>().unwrap_err();
+        assert_eq!(e, ParseError::ControlCharacter { path: "/srv/a\nb".into(), c: '\n' });
+        assert_eq!(e.to_string(), "path `/srv/a\\nb` contains the control character '\\n'");
+        assert_eq!("/srv/../etc".parse::<AbsPath>(), Err(ParseError::DotDot("/srv/../etc".into())));
     }
 
     #[test]
     fn sysctl_key_rules() {
         assert!("net.ipv4.conf.eth0.rp_filter".parse::<SysctlKey>().is_ok());
-        assert!("net..core".parse::<SysctlKey>().is_err());
-        assert!("Net.Core".parse::<SysctlKey>().is_err());
+        assert_eq!("net..core".parse::<SysctlKey>(), Err(ParseError::NotASysctlKey("net..core".into())));
+        assert_eq!("Net.Core".parse::<SysctlKey>(), Err(ParseError::NotASysctlKey("Net.Core".into())));
     }
 }

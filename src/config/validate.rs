@@ -1,11 +1,16 @@
-//! Rules that span several values. Runs after serde has checked each value.
+//! Every rule that spans several values, in one place: interfaces,
+//! firewall, exports and nfsd, Samba, watchdog, storage. Runs after serde
+//! has checked each value into its newtype; past this, the code trusts the
+//! profile. [`board_paths`] is the one rule that asks the board (do the
+//! exported paths exist), run by `cmd::load` once the seams are there.
 
 use std::fmt;
 use std::net::IpAddr;
+use std::path::Path;
 
 use super::firewall::{Backend, Hook, Profile as FwProfile, Service};
 use super::net::{Method, Role};
-use super::nfs::Squash;
+use super::nfs::{Export, NfsVersion, Samba, Squash};
 use super::{ConfigError, Profile, Source};
 
 /// Something suspicious but allowed (an error under `--strict`).
@@ -19,12 +24,12 @@ impl fmt::Display for Warning {
 }
 
 /// Check the whole profile. The first error stops validation.
-pub fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigError> {
+pub(crate) fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigError> {
     let mut warnings = Vec::new();
     interfaces(p, src)?;
     firewall(p, src, &mut warnings)?;
     exports(p, src, &mut warnings)?;
-    super::nfs::validate(p, src, &mut warnings)?;
+    nfs(p, src, &mut warnings)?;
     watchdog(p, src, &mut warnings)?;
     storage(p, src)?;
     Ok(warnings)
@@ -51,9 +56,7 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
         }
         for (k, a) in iface.address.iter().enumerate() {
             let dup_here = iface.address[..k].iter().any(|o| o.get_ref().addr == a.get_ref().addr);
-            let dup_other = p.interface[..i]
-                .iter()
-                .any(|o| o.address.iter().any(|x| x.get_ref().addr == a.get_ref().addr));
+            let dup_other = p.interface[..i].iter().any(|o| o.address.iter().any(|x| x.get_ref().addr == a.get_ref().addr));
             if dup_here || dup_other {
                 return Err(src.error(
                     Some(a.span()),
@@ -119,11 +122,7 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
         }
         if let Some(ra) = iface.accept_ra {
             if ra > 2 {
-                return Err(src.error(
-                    Some(iface.name.span()),
-                    &key("accept_ra"),
-                    format!("accept_ra is 0, 1 or 2, not {ra}"),
-                ));
+                return Err(src.error(Some(iface.name.span()), &key("accept_ra"), format!("accept_ra is 0, 1 or 2, not {ra}")));
             }
         }
     }
@@ -140,10 +139,7 @@ fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
             return Err(src.error(
                 Some(iface.name.span()),
                 &format!("interface[{i}].role"),
-                format!(
-                    "interface `{}` is in no zone; with the firewall on, set role = \"lan\" or \"wan\"",
-                    iface.name.get_ref()
-                ),
+                format!("interface `{}` is in no zone; with the firewall on, set role = \"lan\" or \"wan\"", iface.name.get_ref()),
             ));
         }
         let name = iface.name.get_ref().as_str();
@@ -177,7 +173,11 @@ fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
             _ => None,
         };
         if let Some(why) = why {
-            return Err(src.error(span_in(src, "firewall", "hook"), "firewall.hook", format!("\"ingress\" is for the stateless profile on nftables: {why}")));
+            return Err(src.error(
+                span_in(src, "firewall", "hook"),
+                "firewall.hook",
+                format!("\"ingress\" is for the stateless profile on nftables: {why}"),
+            ));
         }
     }
     if fw.lan_services.contains(&Service::All) && fw.lan_services.len() > 1 {
@@ -219,7 +219,7 @@ fn pinned_ports(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
     if fw.profile != FwProfile::Stateless {
         return Ok(());
     }
-    if let Some((k, _)) = p.sysctl.set.iter().find(|(k, _)| k.as_str() == crate::sysctl::LOCAL_PORT_RANGE) {
+    if let Some((k, _)) = p.sysctl.set.iter().find(|(k, _)| k.as_str() == crate::sysctl::global::LOCAL_PORT_RANGE) {
         return Err(src.error(
             span_in(src, "sysctl.set", &format!("\"{}\"", k.as_str())),
             &format!("sysctl.set.\"{}\"", k.as_str()),
@@ -255,7 +255,7 @@ fn exports(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result
     for (i, e) in p.nfs.export.iter().enumerate() {
         for (c, client) in e.clients.iter().enumerate() {
             let key = format!("nfs.export[{i}].clients[{c}]");
-            crate::nfs::client::Client::parse(client.get_ref()).map_err(|m| src.error(Some(client.span()), &key, m))?;
+            super::types::Client::parse(client.get_ref()).map_err(|m| src.error(Some(client.span()), &key, m.to_string()))?;
             let dup = p.nfs.export[..=i].iter().enumerate().any(|(j, o)| {
                 o.path.get_ref() == e.path.get_ref()
                     && o.clients.iter().enumerate().any(|(d, oc)| (j < i || d < c) && oc.get_ref() == client.get_ref())
@@ -300,6 +300,159 @@ fn exports(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result
     Ok(())
 }
 
+/// Rules for `[nfs]` and `[samba]` that span several values.
+fn nfs(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result<(), ConfigError> {
+    let lan_nets = super::nfs::lan_networks(p);
+    for (i, e) in p.nfs.export.iter().enumerate() {
+        let b = e.path.get_ref().as_str().as_bytes();
+        let octal = |x: &u8| (b'0'..=b'7').contains(x);
+        if b.windows(4).any(|w| w[0] == b'\\' && w[1..].iter().all(octal)) {
+            // exportfs reads it right from /etc/exports but writes it to
+            // etab with only the backslash escaped, and reading etab back
+            // decodes the digits too: mountd would export another path.
+            return Err(src.error(
+                Some(e.path.span()),
+                &format!("nfs.export[{i}].path"),
+                format!(
+                    "{} holds a backslash and three octal digits, which nfs-utils' etab turns into another \
+                     path; rename the directory",
+                    e.path.get_ref()
+                ),
+            ));
+        }
+        if e.clients.is_empty() && lan_nets.is_empty() {
+            return Err(src.error(
+                Some(e.path.span()),
+                &format!("nfs.export[{i}].clients"),
+                format!(
+                    "{} lists no clients and there is no role = \"lan\" interface with a static address to \
+                     default to; list them, e.g. clients = [\"192.168.1.0/24\"]",
+                    e.path.get_ref()
+                ),
+            ));
+        }
+        // The same path to the same client twice, counting the LAN
+        // default and equal networks written differently (10.0.0.7/24).
+        let effective = |x: &Export| -> Vec<String> {
+            if x.clients.is_empty() {
+                lan_nets.iter().map(|n| format!("{}/{}", n.addr, n.prefix)).collect()
+            } else {
+                x.clients
+                    .iter()
+                    .map(|c| super::types::Client::parse(c.get_ref()).map_or_else(|_| c.get_ref().to_string(), |c| c.to_string()))
+                    .collect()
+            }
+        };
+        let mine = effective(e);
+        if let Some(c) = (1..mine.len()).find(|&c| mine[..c].contains(&mine[c])) {
+            let sp = &e.clients[c];
+            return Err(src.error(
+                Some(sp.span()),
+                &format!("nfs.export[{i}].clients[{c}]"),
+                format!("{} is exported to `{}` twice (written differently)", e.path.get_ref(), mine[c]),
+            ));
+        }
+        for (j, o) in p.nfs.export[..i].iter().enumerate() {
+            if o.path.get_ref() != e.path.get_ref() {
+                continue;
+            }
+            let theirs = effective(o);
+            if let Some(c) = mine.iter().position(|m| theirs.contains(m)) {
+                let (span, key) = match e.clients.get(c) {
+                    Some(sp) => (sp.span(), format!("nfs.export[{i}].clients[{c}]")),
+                    None => (e.path.span(), format!("nfs.export[{i}].clients")),
+                };
+                return Err(src.error(
+                    Some(span),
+                    &key,
+                    format!("{} is exported to `{}` twice (also by nfs.export[{j}])", e.path.get_ref(), mine[c]),
+                ));
+            }
+        }
+        if e.no_wdelay && !e.sync {
+            warnings.push(Warning(src.error(
+                Some(e.path.span()),
+                &format!("nfs.export[{i}].no_wdelay"),
+                format!("{} is async: no_wdelay has no effect without sync (exports(5))", e.path.get_ref()),
+            )));
+        }
+    }
+    if let Some(v) = &p.nfs.versions {
+        let span = span_in(src, "nfs", "versions");
+        if v.is_empty() {
+            return Err(src.error(span, "nfs.versions", "list at least one version, e.g. [\"3\"]"));
+        }
+        let minor = v.iter().any(|x| matches!(x, NfsVersion::V4_1 | NfsVersion::V4_2));
+        if minor && !v.contains(&NfsVersion::V4) {
+            return Err(src.error(span, "nfs.versions", "4.1 and 4.2 need \"4\" in the list too"));
+        }
+    }
+    if let Some(s) = &p.samba {
+        samba(p, s, src)?;
+    }
+    Ok(())
+}
+
+fn samba(p: &Profile, s: &Samba, src: &Source<'_>) -> Result<(), ConfigError> {
+    if s.interfaces.is_empty() && !p.interface.iter().any(|i| i.role == Role::Lan) {
+        return Err(src.error(
+            span_in(src, "samba", "interfaces"),
+            "samba.interfaces",
+            "no interfaces given and no role = \"lan\" interface to default to; Samba is only bound to the LAN",
+        ));
+    }
+    for (k, name) in s.interfaces.iter().enumerate() {
+        if !p.interface.iter().any(|i| i.name.get_ref() == name.get_ref()) {
+            return Err(src.error(
+                Some(name.span()),
+                &format!("samba.interfaces[{k}]"),
+                format!("`{}` is not an [[interface]] of this profile", name.get_ref()),
+            ));
+        }
+    }
+    if let Some(w) = &s.workgroup {
+        let ok = !w.get_ref().is_empty() && w.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !ok {
+            return Err(src.error(
+                Some(w.span()),
+                "samba.workgroup",
+                format!("workgroup `{}` may only hold letters, digits, `_`, `-` and `.`", w.get_ref().escape_debug()),
+            ));
+        }
+    }
+    if s.min_receivefile_size > 131_072 {
+        return Err(src.error(
+            span_in(src, "samba", "min_receivefile_size"),
+            "samba.min_receivefile_size",
+            format!("min_receivefile_size is 0 to 131072 (Samba caps it at 128 KiB), not {}", s.min_receivefile_size),
+        ));
+    }
+    for (i, sh) in s.share.iter().enumerate() {
+        let key = |k: &str| format!("samba.share[{i}].{k}");
+        let name = sh.name.get_ref().as_str();
+        if ["global", "homes", "printers", "print$", "ipc$"].iter().any(|r| r.eq_ignore_ascii_case(name)) {
+            return Err(src.error(Some(sh.name.span()), &key("name"), format!("`{name}` is a reserved smb.conf section")));
+        }
+        if s.share[..i].iter().any(|o| o.name.get_ref().as_str().eq_ignore_ascii_case(name)) {
+            return Err(src.error(Some(sh.name.span()), &key("name"), format!("share `{name}` is defined twice")));
+        }
+        let path = sh.path.get_ref().as_str();
+        if path.contains('%') || path.ends_with(char::is_whitespace) {
+            return Err(src.error(
+                Some(sh.path.span()),
+                &key("path"),
+                format!("`{path}`: smb.conf expands `%` and trims trailing blanks; rename the directory"),
+            ));
+        }
+        if let Some(c) = &sh.comment {
+            if c.get_ref().chars().any(|ch| ch.is_control() || ch == '%') {
+                return Err(src.error(Some(c.span()), &key("comment"), "a comment cannot hold control characters or `%`"));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn watchdog(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Result<(), ConfigError> {
     let Some(w) = &p.watchdog else { return Ok(()) };
     if let Some(iv) = w.interval {
@@ -322,9 +475,7 @@ fn watchdog(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
     match (&w.temperature_sensor, w.max_temperature) {
         (Some(_), None) => return Err(err("temperature_sensor", "temperature_sensor needs max_temperature (°C)".into())),
         (None, Some(_)) => return Err(err("max_temperature", "max_temperature needs temperature_sensor".into())),
-        (_, Some(t)) if t == 0 || t > 200 => {
-            return Err(err("max_temperature", format!("max_temperature is 1 to 200 °C, not {t}")))
-        }
+        (_, Some(t)) if t == 0 || t > 200 => return Err(err("max_temperature", format!("max_temperature is 1 to 200 °C, not {t}"))),
         _ => {}
     }
     if w.heartbeat_max_age.is_some() && w.heartbeat_file.is_none() {
@@ -376,6 +527,34 @@ fn storage(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// Export and share paths missing on the board (`exists` asks it): warnings,
+/// or an error when `[nfs] strict = true`. `nasboot --strict` turns the
+/// warnings into errors too (cmd::load). The one rule that needs the
+/// board, so it runs after parsing, from `cmd::load`.
+pub(crate) fn board_paths(p: &Profile, src: &Source<'_>, exists: &mut dyn FnMut(&Path) -> bool) -> Result<Vec<Warning>, ConfigError> {
+    let mut found = Vec::new();
+    for (i, e) in p.nfs.export.iter().enumerate() {
+        found.push((format!("nfs.export[{i}].path"), e.path.span(), e.path.get_ref().clone()));
+    }
+    if let Some(s) = &p.samba {
+        for (i, sh) in s.share.iter().enumerate() {
+            found.push((format!("samba.share[{i}].path"), sh.path.span(), sh.path.get_ref().clone()));
+        }
+    }
+    let mut warnings = Vec::new();
+    for (key, span, path) in found {
+        if exists(path.as_path()) {
+            continue;
+        }
+        let e = src.error(Some(span), &key, format!("{path} does not exist on this board"));
+        if p.nfs.strict {
+            return Err(e);
+        }
+        warnings.push(Warning(e));
+    }
+    Ok(warnings)
 }
 
 /// Where `key =` stands inside the `[table]` section, for values that

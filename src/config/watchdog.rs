@@ -10,9 +10,9 @@ use serde::Deserialize;
 use super::types::{AbsPath, IfName};
 
 /// Pidfiles watched at most.
-pub const MAX_PIDFILES: usize = 4;
+pub(crate) const MAX_PIDFILES: usize = 4;
 /// Words in a command line (program included).
-pub const MAX_ARGV: usize = 8;
+pub(crate) const MAX_ARGV: usize = 8;
 
 /// Seconds, 1..=3600.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -61,7 +61,7 @@ impl fmt::Display for Load {
 }
 
 /// A command: program and arguments, run without a shell.
-pub type Argv = heapless::Vec<heapless::String<63>, MAX_ARGV>;
+pub(crate) type Argv = heapless::Vec<heapless::String<63>, MAX_ARGV>;
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -22,7 +22,7 @@ use std::fmt;
 
 /// A backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     /// `nft -f -`, one transaction for the whole file.
     Nftables,
     /// `iptables-restore` and `ip6tables-restore`, one commit per table.
@@ -30,16 +30,8 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The tool that loads the rule set (and the IPv6 one, for iptables).
-    pub fn tools(self) -> &'static [&'static str] {
-        match self {
-            Backend::Nftables => &["nft"],
-            Backend::Iptables => &["iptables-restore", "ip6tables-restore"],
-        }
-    }
-
     /// The other one, for the last-resort fallback.
-    pub fn other(self) -> Backend {
+    pub(crate) fn other(self) -> Backend {
         match self {
             Backend::Nftables => Backend::Iptables,
             Backend::Iptables => Backend::Nftables,
@@ -58,7 +50,7 @@ impl fmt::Display for Backend {
 
 /// The kernel's major and minor version from `/proc/sys/kernel/osrelease`
 /// ("6.1.0-50-4kc-malta", "2.6.39.4").
-pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
+pub(crate) fn kernel_version(release: &str) -> Option<(u32, u32)> {
     let mut parts = release.trim().split(|c: char| !c.is_ascii_digit());
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next()?.parse().ok()?;
@@ -66,20 +58,20 @@ pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
 }
 
 /// The first kernel with the `inet` family's ingress hook.
-pub const INET_INGRESS: (u32, u32) = (5, 10);
+pub(crate) const INET_INGRESS: (u32, u32) = (5, 10);
 /// The first kernel with the nftables `inet` family.
-pub const NFT_INET: (u32, u32) = (3, 14);
+pub(crate) const NFT_INET: (u32, u32) = (3, 14);
 
 /// What the board offers, as observed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Offer {
+pub(crate) struct Offer {
     pub kernel: Option<(u32, u32)>,
     pub nft: bool,
     pub iptables_restore: bool,
 }
 
 /// The automatic choice (see the module documentation).
-pub fn auto(o: Offer) -> Backend {
+pub(crate) fn auto(o: Offer) -> Backend {
     let new_kernel = o.kernel.map(|k| k >= NFT_INET);
     match (new_kernel, o.nft, o.iptables_restore) {
         (Some(true) | None, true, _) => Backend::Nftables,
@@ -91,7 +83,7 @@ pub fn auto(o: Offer) -> Backend {
 }
 
 /// The backend for a profile setting.
-pub fn choose(setting: crate::config::firewall::Backend, o: Offer) -> Backend {
+pub(crate) fn choose(setting: crate::config::firewall::Backend, o: Offer) -> Backend {
     use crate::config::firewall::Backend as B;
     match setting {
         B::Nftables => Backend::Nftables,

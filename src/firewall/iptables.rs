@@ -41,7 +41,7 @@ const MULTIPORT_MAX: usize = 15;
 
 /// IPv4 or IPv6.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
+pub(crate) enum Family {
     V4,
     V6,
 }
@@ -50,14 +50,14 @@ pub enum Family {
 /// need them (`/proc/net/ip_tables_names`, `ip6_tables_names`): an
 /// earlier rule set may have left notrack or masquerade rules in them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Leftovers {
+pub(crate) struct Leftovers {
     pub raw: bool,
     pub nat: bool,
 }
 
 impl Leftovers {
     /// From the text of `/proc/net/ip_tables_names`.
-    pub fn from_names(text: &str) -> Leftovers {
+    pub(crate) fn from_names(text: &str) -> Leftovers {
         Leftovers { raw: text.lines().any(|l| l.trim() == "raw"), nat: text.lines().any(|l| l.trim() == "nat") }
     }
 }
@@ -223,17 +223,14 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
         stateless_replies(out, "nasboot-wan", f, m.reply_ports)?;
     }
     if let Some(rate) = m.log_rate {
-        writeln!(
-            out,
-            "-A nasboot-wan -m limit --limit {rate}/min --limit-burst 5 -j LOG --log-prefix \"nasboot-wan-drop: \""
-        )?;
+        writeln!(out, "-A nasboot-wan -m limit --limit {rate}/min --limit-burst 5 -j LOG --log-prefix \"nasboot-wan-drop: \"")?;
     }
     out.push_str("-A nasboot-wan -j DROP\nCOMMIT\n");
     Ok(())
 }
 
 /// Render both files into `out`; returns where the IPv6 file starts.
-pub fn render(m: &Model, left4: Leftovers, left6: Leftovers, out: &mut String) -> Result<usize, fmt::Error> {
+pub(crate) fn render(m: &Model, left4: Leftovers, left6: Leftovers, out: &mut String) -> Result<usize, fmt::Error> {
     render_family(m, Family::V4, left4, out)?;
     let at = out.len();
     render_family(m, Family::V6, left6, out)?;
@@ -261,7 +258,7 @@ fn fallback_family(lan: &Ifaces, fam: Family, emergency: bool, out: &mut String)
 }
 
 /// The fallback (see nft.rs `render_fallback`); returns where IPv6 starts.
-pub fn render_fallback(lan: &Ifaces, out: &mut String) -> Result<usize, fmt::Error> {
+pub(crate) fn render_fallback(lan: &Ifaces, out: &mut String) -> Result<usize, fmt::Error> {
     fallback_family(lan, Family::V4, false, out)?;
     let at = out.len();
     fallback_family(lan, Family::V6, false, out)?;
@@ -269,7 +266,7 @@ pub fn render_fallback(lan: &Ifaces, out: &mut String) -> Result<usize, fmt::Err
 }
 
 /// The emergency rule set (see nft.rs `render_emergency`).
-pub fn render_emergency(out: &mut String) -> Result<usize, fmt::Error> {
+pub(crate) fn render_emergency(out: &mut String) -> Result<usize, fmt::Error> {
     let none = Ifaces::new();
     fallback_family(&none, Family::V4, true, out)?;
     let at = out.len();

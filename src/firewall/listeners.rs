@@ -33,14 +33,14 @@ use crate::seam::Seams;
 
 /// TCP or UDP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Proto {
+pub(crate) enum Proto {
     Tcp,
     Udp,
 }
 
 /// One socket bound inside the range.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Listener {
+pub(crate) struct Listener {
     pub proto: Proto,
     pub addr: IpAddr,
     pub port: u16,
@@ -71,7 +71,7 @@ fn hex_addr(hex: &str) -> Option<IpAddr> {
 
 /// The listening sockets of one `/proc/net` table, bound inside `range`
 /// and not to loopback. Lines that do not parse are skipped.
-pub fn parse(text: &str, proto: Proto, listening: &str, range: PortRange) -> Vec<Listener> {
+pub(crate) fn parse(text: &str, proto: Proto, listening: &str, range: PortRange) -> Vec<Listener> {
     let mut out = Vec::new();
     for line in text.lines().skip(1) {
         let mut f = line.split_whitespace();
@@ -96,14 +96,14 @@ pub fn parse(text: &str, proto: Proto, listening: &str, range: PortRange) -> Vec
 
 /// Whether the model's stateless reply rules guard any zone: only then can
 /// a listener in the range be reached that way.
-pub fn relevant(m: &Model) -> bool {
+pub(crate) fn relevant(m: &Model) -> bool {
     m.kind == Kind::Stateless && (!m.wan_ifaces.is_empty() || (!m.lan.all && !m.lan_ifaces.is_empty()))
 }
 
 /// The listeners exposed through the reply rules: inside the range, not
 /// loopback, and not on a port the WAN opens anyway. Reads only; a table
 /// that cannot be read (no IPv6, an image under `--root`) is skipped.
-pub fn observe(m: &Model, seams: &mut Seams<'_>) -> Vec<Listener> {
+pub(crate) fn observe(m: &Model, seams: &mut Seams<'_>) -> Vec<Listener> {
     if !relevant(m) {
         return Vec::new();
     }
@@ -121,13 +121,13 @@ pub fn observe(m: &Model, seams: &mut Seams<'_>) -> Vec<Listener> {
 }
 
 /// The notes `check` and `plan` print: one for each exposed listener.
-pub fn notes(p: &crate::config::Profile, seams: &mut Seams<'_>) -> Vec<String> {
+pub(crate) fn notes(p: &crate::config::Profile, seams: &mut Seams<'_>) -> Vec<String> {
     let m = super::model::from_profile(p);
     observe(&m, seams).iter().map(|l| Note(l, m.reply_ports).to_string()).collect()
 }
 
 /// The note `check` and `plan` print for one listener.
-pub struct Note<'a>(pub &'a Listener, pub PortRange);
+pub(crate) struct Note<'a>(pub &'a Listener, pub PortRange);
 
 impl fmt::Display for Note<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -169,7 +169,11 @@ mod tests {
         for (i, (addr, port, st)) in socks.iter().enumerate() {
             let a: IpAddr = addr.parse().unwrap();
             let zero = kernel_hex(if a.is_ipv4() { Ipv4Addr::UNSPECIFIED.into() } else { Ipv6Addr::UNSPECIFIED.into() });
-            t.push_str(&format!("{i:>5}: {}:{port:04X} {zero}:0000 {st} 00000000:00000000 00:00000000 00000000     0        0 {} 2\n", kernel_hex(a), 4242 + i));
+            t.push_str(&format!(
+                "{i:>5}: {}:{port:04X} {zero}:0000 {st} 00000000:00000000 00:00000000 00000000     0        0 {} 2\n",
+                kernel_hex(a),
+                4242 + i
+            ));
         }
         t
     }
@@ -196,7 +200,13 @@ mod tests {
     fn tcp6_listeners_inside_the_range() {
         // [::]:40002 is named; [::1]:40003, [::ffff:127.0.0.1]:40004 and
         // ssh are not; a connected socket (01) is no listener.
-        let tcp6 = table(&[("::", 40002, "0A"), ("::1", 40003, "0A"), ("::ffff:127.0.0.1", 40004, "0A"), ("::", 22, "0A"), ("fd00::2", 40005, "01")]);
+        let tcp6 = table(&[
+            ("::", 40002, "0A"),
+            ("::1", 40003, "0A"),
+            ("::ffff:127.0.0.1", 40004, "0A"),
+            ("::", 22, "0A"),
+            ("fd00::2", 40005, "01"),
+        ]);
         let got = parse(&tcp6, Proto::Tcp, "0A", PortRange::LINUX_DEFAULT);
         assert_eq!(got, vec![Listener { proto: Proto::Tcp, addr: IpAddr::V6(Ipv6Addr::UNSPECIFIED), port: 40002 }]);
     }

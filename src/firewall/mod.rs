@@ -81,42 +81,42 @@
 //! # At boot, with a profile that cannot be read
 //!
 //! [`emergency`] gives the rule set for that case, and
-//! [`apply::load_emergency`] loads it: loopback, replies to connections the
+//! [`load::load_emergency`] loads it: loopback, replies to connections the
 //! box opened (this engages conntrack: acceptable in an emergency), the
 //! essential ICMP/ICMPv6 (neighbour discovery), and nothing else. No
 //! interface is known to be LAN then, so no LAN is opened; the serial
 //! console is the way in. `nasboot firewall lock-down` runs it without
 //! reading the profile, for boot scripts when `nasboot check` exits 2.
 
-pub mod apply;
-pub mod backend;
-pub mod iptables;
-pub mod listeners;
-pub mod model;
-pub mod nft;
+pub(crate) mod backend;
+pub(crate) mod iptables;
+pub(crate) mod listeners;
+pub(crate) mod load;
+pub(crate) mod model;
+pub(crate) mod nft;
 
 #[cfg(test)]
 mod tests;
 
 use std::fmt;
 
-use crate::apply::StepError;
 use crate::config::firewall::{Hook, Profile as FwProfile};
 use crate::config::types::IfName;
 use crate::config::Profile;
-use crate::seam::netif::{ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::paths;
+use crate::seam::netif::{ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::seam::{Cmd, Seams};
+use crate::step::StepError;
 use std::time::Duration;
 
-pub use backend::Backend;
+pub(crate) use backend::Backend;
 use iptables::Leftovers;
 use model::{Ifaces, Kind, Model};
 
 /// A rendered rule set. For iptables the text holds two files, IPv4 then
 /// IPv6 from `v6_at`; for nftables one file (the `inet` family covers both).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuleSet {
+pub(crate) struct RuleSet {
     pub backend: Backend,
     pub text: String,
     pub v6_at: usize,
@@ -129,17 +129,17 @@ pub struct RuleSet {
 
 impl RuleSet {
     /// The nftables file, or the iptables-restore (IPv4) file.
-    pub fn v4(&self) -> &str {
+    pub(crate) fn v4(&self) -> &str {
         &self.text[..self.v6_at]
     }
     /// The ip6tables-restore file (empty for nftables).
-    pub fn v6(&self) -> &str {
+    pub(crate) fn v6(&self) -> &str {
         &self.text[self.v6_at..]
     }
 }
 
 /// Render the model for a backend. Pure.
-pub fn render(m: &Model, backend: Backend, now: &Observed) -> RuleSet {
+pub(crate) fn render(m: &Model, backend: Backend, now: &Observed) -> RuleSet {
     let mut text = String::with_capacity(2048);
     let v6_at = match backend {
         Backend::Nftables => {
@@ -152,7 +152,7 @@ pub fn render(m: &Model, backend: Backend, now: &Observed) -> RuleSet {
 }
 
 /// The fallback rule set: loopback and `lan` accepted, all else dropped.
-pub fn fallback(lan: &Ifaces, backend: Backend, ipv6: bool) -> RuleSet {
+pub(crate) fn fallback(lan: &Ifaces, backend: Backend, ipv6: bool) -> RuleSet {
     let mut text = String::with_capacity(512);
     let v6_at = match backend {
         Backend::Nftables => {
@@ -166,7 +166,7 @@ pub fn fallback(lan: &Ifaces, backend: Backend, ipv6: bool) -> RuleSet {
 
 /// The emergency rule set, for a profile that cannot be read (see the
 /// module documentation).
-pub fn emergency(backend: Backend, ipv6: bool) -> RuleSet {
+pub(crate) fn emergency(backend: Backend, ipv6: bool) -> RuleSet {
     let mut text = String::with_capacity(512);
     let v6_at = match backend {
         Backend::Nftables => {
@@ -180,7 +180,7 @@ pub fn emergency(backend: Backend, ipv6: bool) -> RuleSet {
 
 /// Load a rule set.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Load {
         rules: RuleSet,
         /// The LAN interfaces the fallback accepts; None for the `off`
@@ -194,7 +194,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn rendered(&self) -> Option<(String, &str)> {
+    pub(crate) fn rendered(&self) -> Option<(String, &str)> {
         match self {
             Action::Load { rules, .. } => Some((format!("{} rule set", rules.backend), &rules.text)),
         }
@@ -214,7 +214,7 @@ impl fmt::Display for Action {
 
 /// What the board offers the firewall.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub offer: backend::Offer,
     /// The kernel has IPv6 (`/proc/sys/net/ipv6`).
     pub ipv6: bool,
@@ -235,10 +235,7 @@ pub struct Observed {
 fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<bool> {
     let probes: &[(&str, &[&str], &[&str])] = match backend {
         Backend::Nftables => &[("nft", &["list", "tables"], &["table inet nasboot", "table ip nasboot_nat"])],
-        Backend::Iptables => &[
-            ("iptables-save", &["-t", "filter"], &[":nasboot-"]),
-            ("ip6tables-save", &["-t", "filter"], &[":nasboot-"]),
-        ],
+        Backend::Iptables => &[("iptables-save", &["-t", "filter"], &[":nasboot-"]), ("ip6tables-save", &["-t", "filter"], &[":nasboot-"])],
     };
     for (program, args, markers) in probes {
         let cmd = Cmd { program, args, stdin: None, timeout: Duration::from_secs(30) };
@@ -251,14 +248,10 @@ fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<bool> {
     Some(false)
 }
 
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let kernel = seams.sysctl.get("kernel.osrelease").ok().and_then(|r| backend::kernel_version(&r));
     let mut names = |path: &str| {
-        seams
-            .files
-            .read(std::path::Path::new(path))
-            .map(|b| Leftovers::from_names(&String::from_utf8_lossy(&b)))
-            .unwrap_or_default()
+        seams.files.read(std::path::Path::new(path)).map(|b| Leftovers::from_names(&String::from_utf8_lossy(&b))).unwrap_or_default()
     };
     let mut left4 = names(paths::IP_TABLES_NAMES);
     let mut left6 = names(paths::IP6_TABLES_NAMES);
@@ -314,7 +307,7 @@ fn links(seams: &mut Seams<'_>) -> Option<Vec<(IfName, u16)>> {
 /// device present at load time, and a ppp or tun device comes and goes.
 /// Otherwise, and without Linux 5.10 (`links` is then None), the input
 /// chain. Pure.
-pub fn auto_ingress(m: &Model, backend: Backend, now: &Observed) -> bool {
+pub(crate) fn auto_ingress(m: &Model, backend: Backend, now: &Observed) -> bool {
     let Some(links) = now.links.as_deref() else { return false };
     let filtered = |n: &IfName| m.wan_ifaces.contains(n) || (!m.lan.all && m.lan_ifaces.contains(n));
     backend == Backend::Nftables
@@ -323,11 +316,11 @@ pub fn auto_ingress(m: &Model, backend: Backend, now: &Observed) -> bool {
 }
 
 /// The backend the profile gets on this board.
-pub fn backend_for(p: &Profile, now: &Observed) -> Backend {
+pub(crate) fn backend_for(p: &Profile, now: &Observed) -> Backend {
     backend::choose(p.firewall.backend, now.offer)
 }
 
-pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
+pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     let mut m = model::from_profile(p);
     let backend = backend_for(p, now);
     let instead = auto_ingress(&m, backend, now).then(|| {
@@ -348,8 +341,8 @@ pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     vec![Action::Load { rules: render(&m, backend, now), fallback_lan, instead }]
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::Load { rules, fallback_lan, instead } => apply::load(rules, instead.as_ref(), fallback_lan.as_ref(), seams),
+        Action::Load { rules, fallback_lan, instead } => load::load(rules, instead.as_ref(), fallback_lan.as_ref(), seams),
     }
 }

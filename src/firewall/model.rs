@@ -13,24 +13,24 @@ use crate::config::{Profile, MAX_INTERFACES};
 
 /// Ports one zone may open, per protocol: the services' ports plus the
 /// custom ones (at most 16 services x 3 ports + 32 custom ports).
-pub const MAX_ZONE_PORTS: usize = 96;
+pub(crate) const MAX_ZONE_PORTS: usize = 96;
 
 /// A sorted set of ports.
-pub type Ports = heapless::Vec<u16, MAX_ZONE_PORTS>;
+pub(crate) type Ports = heapless::Vec<u16, MAX_ZONE_PORTS>;
 /// The interfaces of one zone, in profile order.
-pub type Ifaces = heapless::Vec<IfName, MAX_INTERFACES>;
+pub(crate) type Ifaces = heapless::Vec<IfName, MAX_INTERFACES>;
 
 /// UDP source ports whose replies the stateless profile lets in (DNS, NTP),
 /// to the local port range only.
-pub const REPLY_UDP_SPORTS: [u16; 2] = [53, 123];
+pub(crate) const REPLY_UDP_SPORTS: [u16; 2] = [53, 123];
 /// DHCP server to client (IPv4): source 67, destination 68.
-pub const DHCP4: (u16, u16) = (67, 68);
+pub(crate) const DHCP4: (u16, u16) = (67, 68);
 /// DHCPv6 server to client: source 547, destination 546.
-pub const DHCP6: (u16, u16) = (547, 546);
+pub(crate) const DHCP6: (u16, u16) = (547, 546);
 
 /// Which kind of rule set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// No connection tracking anywhere (unless `forward` asks for NAT).
     Stateless,
     /// Connection tracking on the WAN; LAN traffic is marked notrack.
@@ -41,7 +41,7 @@ pub enum Kind {
 
 /// What one zone may open.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Zone {
+pub(crate) struct Zone {
     /// Everything (the LAN default): one accept, no port matching.
     pub all: bool,
     pub tcp: Ports,
@@ -50,7 +50,7 @@ pub struct Zone {
 
 /// The whole firewall, ready to render.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Model {
+pub(crate) struct Model {
     pub kind: Kind,
     pub lan_ifaces: Ifaces,
     pub wan_ifaces: Ifaces,
@@ -71,13 +71,13 @@ pub struct Model {
 
 impl Model {
     /// Whether any rule needs connection tracking (ct state, notrack, NAT).
-    pub fn uses_conntrack(&self) -> bool {
+    pub(crate) fn uses_conntrack(&self) -> bool {
         self.kind == Kind::Stateful || (self.kind != Kind::Off && self.forward)
     }
 
     /// Whether LAN traffic is marked notrack in a raw-priority chain: when
     /// conntrack is engaged at all, storage traffic should skip it.
-    pub fn notrack_lan(&self) -> bool {
+    pub(crate) fn notrack_lan(&self) -> bool {
         self.uses_conntrack() && !self.lan_ifaces.is_empty()
     }
 }
@@ -91,7 +91,7 @@ fn add(ports: &mut Ports, p: u16) {
 
 /// The fixed ports of one named service: (tcp, udp). NFS also opens the
 /// pinned mountd, statd and lockd ports on both.
-pub fn service_ports(s: Service) -> (&'static [u16], &'static [u16]) {
+pub(crate) fn service_ports(s: Service) -> (&'static [u16], &'static [u16]) {
     match s {
         Service::All => (&[], &[]),
         Service::Ssh => (&[22], &[]),
@@ -126,7 +126,7 @@ fn zone(services: &[Service], tcp: &[crate::config::types::Port], udp: &[crate::
 }
 
 /// Build the model from a validated profile.
-pub fn from_profile(p: &Profile) -> Model {
+pub(crate) fn from_profile(p: &Profile) -> Model {
     let fw = &p.firewall;
     let mut lan_ifaces = Ifaces::new();
     let mut wan_ifaces = Ifaces::new();

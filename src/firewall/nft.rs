@@ -100,7 +100,10 @@ fn zone_services(out: &mut String, zone: &str, z: &Zone) -> fmt::Result {
 /// Linux 5.10): it sees that interface's IPv4 and IPv6 packets only (ARP
 /// and the rest pass), before routing and before reassembly.
 fn ingress_chain(out: &mut String, zone: &str, i: usize, name: &str) -> fmt::Result {
-    writeln!(out, "\tchain {zone}_in{i} {{\n\t\ttype filter hook ingress device \"{name}\" priority 0; policy accept;\n\t\tjump {zone}\n\t}}")
+    writeln!(
+        out,
+        "\tchain {zone}_in{i} {{\n\t\ttype filter hook ingress device \"{name}\" priority 0; policy accept;\n\t\tjump {zone}\n\t}}"
+    )
 }
 
 /// Non-first fragments, after every other rule (so unfragmented packets
@@ -125,7 +128,7 @@ fn base_chain(out: &mut String, name: &str, hook: &str, priority: i32, policy: &
 }
 
 /// Render the rule set for `m` into `out`.
-pub fn render(m: &Model, out: &mut String) -> fmt::Result {
+pub(crate) fn render(m: &Model, out: &mut String) -> fmt::Result {
     writeln!(out, "#!/usr/sbin/nft -f")?;
     let hook = if m.ingress { ", ingress hooks" } else { "" };
     writeln!(out, "# nasboot firewall: profile {}{hook} (nftables)", kind_name(m.kind))?;
@@ -242,7 +245,7 @@ fn kind_name(k: Kind) -> &'static str {
 
 /// The fallback when the configured rule set does not load: loopback and
 /// the LAN interfaces accepted, everything else dropped, nothing forwarded.
-pub fn render_fallback(lan: &Ifaces, out: &mut String) -> fmt::Result {
+pub(crate) fn render_fallback(lan: &Ifaces, out: &mut String) -> fmt::Result {
     out.push_str("# nasboot firewall: fallback (the configured rule set did not load)\n");
     out.push_str("table inet nasboot {}\ndelete table inet nasboot\ntable inet nasboot {\n");
     base_chain(out, "input", "input", 0, "drop")?;
@@ -263,7 +266,7 @@ pub fn render_fallback(lan: &Ifaces, out: &mut String) -> fmt::Result {
 /// the box opened (this engages conntrack, which is acceptable in an
 /// emergency), essential ICMP and ICMPv6 (neighbour discovery), and
 /// nothing else. The serial console is the way in.
-pub fn render_emergency(out: &mut String) -> fmt::Result {
+pub(crate) fn render_emergency(out: &mut String) -> fmt::Result {
     out.push_str("# nasboot firewall: emergency (the profile could not be read)\n");
     out.push_str("table inet nasboot {}\ndelete table inet nasboot\ntable inet nasboot {\n");
     base_chain(out, "input", "input", 0, "drop")?;

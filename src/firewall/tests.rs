@@ -8,13 +8,14 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
 
-use super::apply::{self, Confirm};
+use super::load::{self, Confirm};
 use super::*;
 use crate::config::parse_bytes;
 use crate::seam::fake::FakeBoard;
 use crate::seam::Output;
 
-const IFACES: &str = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
+const IFACES: &str =
+    "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
 
 /// (golden name, [firewall] section)
 const PROFILES: &[(&str, &str)] = &[
@@ -104,8 +105,25 @@ fn goldens_for_every_profile_and_backend() {
 
 /// Words that would engage connection tracking.
 const CONNTRACK_WORDS: &[&str] = &[
-    "ct", "notrack", "conntrack", "state", "--state", "--ctstate", "CT", "--notrack", "NOTRACK", "nat", "*nat", "*raw",
-    "masquerade", "MASQUERADE", "snat", "dnat", "SNAT", "DNAT", "helper",
+    "ct",
+    "notrack",
+    "conntrack",
+    "state",
+    "--state",
+    "--ctstate",
+    "CT",
+    "--notrack",
+    "NOTRACK",
+    "nat",
+    "*nat",
+    "*raw",
+    "masquerade",
+    "MASQUERADE",
+    "snat",
+    "dnat",
+    "SNAT",
+    "DNAT",
+    "helper",
 ];
 
 #[test]
@@ -243,14 +261,14 @@ fn iptables_checks_both_families_before_loading_either() {
 fn rejected_rule_set_loads_the_fallback_and_quotes_the_line() {
     let mut b = board();
     let a = plan_on(&mut b, "");
-    b.runner.answers = VecDeque::from([fail(
-        "/dev/stdin:5:9-12: Error: syntax error, unexpected rule\n\t\tbogus rule\n\t\t      ^^^^\n",
-    )]);
+    b.runner.answers = VecDeque::from([fail("/dev/stdin:5:9-12: Error: syntax error, unexpected rule\n\t\tbogus rule\n\t\t      ^^^^\n")]);
     let e = super::apply(&a, &mut b.seams()).unwrap_err();
     assert_eq!(e.subject, "nft");
-    assert_eq!(e.severity, crate::apply::Severity::Fatal);
+    assert_eq!(e.severity, crate::step::Severity::Fatal);
     assert!(
-        e.message.starts_with("nft rejected the rule set: /dev/stdin:5:9-12: Error: syntax error, unexpected rule (line 5: `table inet nasboot {`)"),
+        e.message.starts_with(
+            "nft rejected the rule set: /dev/stdin:5:9-12: Error: syntax error, unexpected rule (line 5: `table inet nasboot {`)"
+        ),
         "{e}"
     );
     assert!(e.message.ends_with("loaded the fallback rule set instead (nftables: loopback and LAN only)"), "{e}");
@@ -266,7 +284,15 @@ fn fallback_uses_the_other_backend_when_its_own_fails_too() {
     b.runner.answers = VecDeque::from([fail("nft: kernel says no\n"), fail("nft: kernel says no\n")]);
     let e = super::apply(&a, &mut b.seams()).unwrap_err();
     assert!(e.message.contains("loaded the fallback rule set instead (iptables"), "{e}");
-    assert_eq!(b.effects()[2..], ["run iptables-restore --test --noflush", "run ip6tables-restore --test --noflush", "run iptables-restore --noflush", "run ip6tables-restore --noflush"]);
+    assert_eq!(
+        b.effects()[2..],
+        [
+            "run iptables-restore --test --noflush",
+            "run ip6tables-restore --test --noflush",
+            "run iptables-restore --noflush",
+            "run ip6tables-restore --noflush"
+        ]
+    );
 }
 
 #[test]
@@ -319,7 +345,7 @@ fn confirmed_apply_keeps_the_new_rules() {
     b.runner.answers = VecDeque::from([ok("table inet nasboot {\n}\n"), fail("Error: No such file or directory\n")]);
     let mut slept = 0;
     let mut said = Vec::new();
-    apply::load_confirmed(
+    load::load_confirmed(
         &rules,
         None,
         fallback_lan.as_ref(),
@@ -354,7 +380,7 @@ fn unconfirmed_apply_rolls_back_after_the_timeout() {
     // A confirmation left from an earlier apply does not count.
     b.files.files.insert(crate::paths::FIREWALL_CONFIRM.into(), b"old-token".to_vec());
     let mut slept = Duration::ZERO;
-    let e = apply::load_confirmed(
+    let e = load::load_confirmed(
         &rules,
         None,
         fallback_lan.as_ref(),
@@ -366,7 +392,8 @@ fn unconfirmed_apply_rolls_back_after_the_timeout() {
     .unwrap_err();
     assert_eq!(e.to_string(), "firewall: not confirmed within 2 s: the previous rule set is back");
     assert_eq!(slept, Duration::from_secs(2));
-    let previous = format!("table inet nasboot {{}}\ndelete table inet nasboot\n{before}table ip nasboot_nat {{}}\ndelete table ip nasboot_nat\n");
+    let previous =
+        format!("table inet nasboot {{}}\ndelete table inet nasboot\n{before}table ip nasboot_nat {{}}\ndelete table ip nasboot_nat\n");
     assert_eq!(b.runner.stdins.last().unwrap(), previous.as_bytes());
     assert_eq!(b.files.files[Path::new(crate::paths::FIREWALL_PREVIOUS)], previous.as_bytes());
     assert_eq!(b.files.files[Path::new(crate::paths::FIREWALL_PENDING)], b"");
@@ -378,11 +405,18 @@ fn iptables_rollback_restores_saved_tables_and_empties_the_rest() {
     let mut b = board();
     let Action::Load { rules, .. } = plan_on(&mut b, "backend = \"iptables\"\nforward = true");
     b.runner.answers = VecDeque::from([ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"), ok("")]);
-    let prev = apply::save_previous(&rules, &mut b.seams()).unwrap();
+    let prev = load::save_previous(&rules, &mut b.seams()).unwrap();
     assert!(!prev.noflush);
-    assert_eq!(prev.v4(), format!("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n{}{}", "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n", "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n"));
+    assert_eq!(
+        prev.v4(),
+        format!(
+            "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n{}{}",
+            "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n",
+            "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n"
+        )
+    );
     assert!(prev.v6().starts_with("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n*raw\n"));
-    apply::check_and_load(&prev, &mut b.seams()).unwrap();
+    load::check_and_load(&prev, &mut b.seams()).unwrap();
     assert_eq!(
         b.effects()[3..],
         ["run iptables-restore --test", "run ip6tables-restore --test", "run iptables-restore", "run ip6tables-restore"]
@@ -392,10 +426,10 @@ fn iptables_rollback_restores_saved_tables_and_empties_the_rest() {
 #[test]
 fn confirm_without_a_waiting_apply_fails() {
     let mut b = board();
-    let e = apply::confirm(&mut b.seams()).unwrap_err();
+    let e = load::confirm(&mut b.seams()).unwrap_err();
     assert_eq!(e.to_string(), "firewall confirm: no `firewall apply --confirm` is waiting");
     b.files.files.insert(crate::paths::FIREWALL_PENDING.into(), b"tok-3".to_vec());
-    apply::confirm(&mut b.seams()).unwrap();
+    load::confirm(&mut b.seams()).unwrap();
     assert_eq!(b.files.files[Path::new(crate::paths::FIREWALL_CONFIRM)], b"tok-3");
 }
 
@@ -403,7 +437,7 @@ fn confirm_without_a_waiting_apply_fails() {
 fn emergency_loads_with_either_backend() {
     let mut b = board();
     b.runner.programs.remove("nft");
-    assert_eq!(apply::load_emergency(Backend::Nftables, true, &mut b.seams()).unwrap(), Backend::Iptables);
+    assert_eq!(load::load_emergency(Backend::Nftables, true, &mut b.seams()).unwrap(), Backend::Iptables);
     let text = String::from_utf8_lossy(&b.runner.stdins[0]).into_owned();
     assert!(text.contains("-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"), "{text}");
 }
@@ -411,10 +445,10 @@ fn emergency_loads_with_either_backend() {
 #[test]
 fn explain_reads_nft_and_iptables_messages() {
     let text = "a\nb\nc\n";
-    assert_eq!(apply::explain(b"/dev/stdin:2:1-3: Error: nope\n", text), "/dev/stdin:2:1-3: Error: nope (line 2: `b`)");
-    assert_eq!(apply::explain(b"iptables-restore: line 3 failed\n", text), "iptables-restore: line 3 failed (line 3: `c`)");
-    assert_eq!(apply::explain(b"x\nError occurred at line: 9\n", text), "x");
-    assert_eq!(apply::explain(b"", text), "(no message)");
+    assert_eq!(load::explain(b"/dev/stdin:2:1-3: Error: nope\n", text), "/dev/stdin:2:1-3: Error: nope (line 2: `b`)");
+    assert_eq!(load::explain(b"iptables-restore: line 3 failed\n", text), "iptables-restore: line 3 failed (line 3: `c`)");
+    assert_eq!(load::explain(b"x\nError occurred at line: 9\n", text), "x");
+    assert_eq!(load::explain(b"", text), "(no message)");
 }
 
 #[test]

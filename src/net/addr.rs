@@ -9,18 +9,18 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::Errno;
-use crate::apply::StepError;
 use crate::config::net::{Interface, Method};
 use crate::config::types::{IfName, IpNet};
 use crate::seam::netif::{LinkState, RouteEntry};
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// The metric the kernel gives an IPv6 route added with none.
-pub const IPV6_DEFAULT_METRIC: u32 = 1024;
+pub(crate) const IPV6_DEFAULT_METRIC: u32 = 1024;
 
 /// An address or route change.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Add { name: IfName, index: u32, addr: IpNet },
     Route { name: IfName, route: RouteEntry, gateway: bool, from: Option<RouteEntry> },
 }
@@ -55,7 +55,7 @@ impl fmt::Display for Action {
 /// Add the profile's addresses that are missing. With method = "dhcp"
 /// only IPv6 addresses are static (validation refuses IPv4 ones); with
 /// "manual" the link gets no addresses.
-pub fn plan_addresses(iface: &Interface, now: &LinkState, have: &Result<Vec<IpNet>, Errno>) -> Vec<Action> {
+pub(crate) fn plan_addresses(iface: &Interface, now: &LinkState, have: &Result<Vec<IpNet>, Errno>) -> Vec<Action> {
     if iface.method == Method::Manual {
         return Vec::new();
     }
@@ -71,7 +71,7 @@ pub fn plan_addresses(iface: &Interface, now: &LinkState, have: &Result<Vec<IpNe
 }
 
 /// The routes an interface wants: its static routes, then its gateways.
-pub fn wanted_routes(iface: &Interface, index: u32) -> Vec<(RouteEntry, bool)> {
+pub(crate) fn wanted_routes(iface: &Interface, index: u32) -> Vec<(RouteEntry, bool)> {
     let metric = |v4: bool, m: Option<u32>| m.unwrap_or(if v4 { 0 } else { IPV6_DEFAULT_METRIC });
     let mut out = Vec::new();
     for r in &iface.route {
@@ -93,7 +93,7 @@ pub fn wanted_routes(iface: &Interface, index: u32) -> Vec<(RouteEntry, bool)> {
 
 /// Routes that are not in the table exactly (same destination, gateway,
 /// interface and metric) are replaced.
-pub fn plan_routes(iface: &Interface, now: &LinkState, have: &Result<Vec<RouteEntry>, Errno>) -> Vec<Action> {
+pub(crate) fn plan_routes(iface: &Interface, now: &LinkState, have: &Result<Vec<RouteEntry>, Errno>) -> Vec<Action> {
     let empty = Vec::new();
     let have = have.as_ref().unwrap_or(&empty);
     wanted_routes(iface, now.index)
@@ -106,7 +106,7 @@ pub fn plan_routes(iface: &Interface, now: &LinkState, have: &Result<Vec<RouteEn
         .collect()
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
         Action::Add { name, index, addr } => match seams.netif.add_address(*index, addr) {
             Err(e) if e.raw_os_error() == Some(nix::libc::EEXIST) => Ok(()),

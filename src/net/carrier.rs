@@ -6,20 +6,20 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::apply::StepError;
 use crate::config::net::Interface;
 use crate::config::types::IfName;
 use crate::seam::netif::LinkState;
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// The longest single wait, in seconds.
-pub const STEP_SECS: u32 = 1;
+pub(crate) const STEP_SECS: u32 = 1;
 /// How often the flags are polled.
 const POLL: Duration = Duration::from_millis(50);
 
 /// Wait up to `secs` for carrier; the last part of a wait reports failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
+pub(crate) struct Action {
     pub name: IfName,
     pub secs: u32,
     /// 1-based part of the whole wait, and how many parts there are.
@@ -39,7 +39,7 @@ impl fmt::Display for Action {
 
 /// A wait when the link is wanted up with a timeout and has no carrier
 /// now (or is about to be bounced).
-pub fn plan(iface: &Interface, now: &LinkState, bounced: bool) -> Vec<Action> {
+pub(crate) fn plan(iface: &Interface, now: &LinkState, bounced: bool) -> Vec<Action> {
     let Some(total) = iface.carrier_timeout.filter(|t| *t > 0) else { return Vec::new() };
     if !iface.up || (now.up && now.carrier && !bounced) {
         return Vec::new();
@@ -50,7 +50,7 @@ pub fn plan(iface: &Interface, now: &LinkState, bounced: bool) -> Vec<Action> {
         .collect()
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let deadline = Instant::now() + Duration::from_secs(a.secs.into());
     loop {
         match seams.netif.link(&a.name) {

@@ -12,23 +12,23 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::apply::StepError;
 use crate::config::net::{Interface, Method};
 use crate::config::types::IfName;
 use crate::seam::{Cmd, Seams};
+use crate::step::StepError;
 
 /// The clients tried, in order.
-pub const CLIENTS: [&str; 2] = ["udhcpc", "dhclient"];
+pub(crate) const CLIENTS: [&str; 2] = ["udhcpc", "dhclient"];
 /// How long a client may take to go to the background.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The pidfile of a client on an interface.
-pub fn pidfile(client: &str, ifname: &IfName) -> String {
+pub(crate) fn pidfile(client: &str, ifname: &IfName) -> String {
     format!("{}/{client}.{ifname}.pid", crate::paths::RUN)
 }
 
 /// The argv (after the program) for a client.
-pub fn args(client: &str, ifname: &IfName) -> Vec<String> {
+pub(crate) fn args(client: &str, ifname: &IfName) -> Vec<String> {
     let pid = pidfile(client, ifname);
     match client {
         "udhcpc" => vec!["-i".into(), ifname.to_string(), "-b".into(), "-p".into(), pid],
@@ -38,7 +38,7 @@ pub fn args(client: &str, ifname: &IfName) -> Vec<String> {
 
 /// Start a client.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
+pub(crate) struct Action {
     pub name: IfName,
     /// The client's path, or None when neither is installed.
     pub program: Option<String>,
@@ -58,12 +58,12 @@ impl fmt::Display for Action {
 
 /// The client found, and whether one already runs for the interface.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub program: Option<String>,
     pub running: bool,
 }
 
-pub fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
     if iface.method != Method::Dhcp {
         return Observed::default();
     }
@@ -77,14 +77,14 @@ pub fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
     Observed { program, running }
 }
 
-pub fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {
+pub(crate) fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {
     if iface.method != Method::Dhcp || !iface.up || now.running {
         return Vec::new();
     }
     vec![Action { name: iface.name.get_ref().clone(), program: now.program.clone() }]
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let subject = format!("{} dhcp", a.name);
     let Some(program) = &a.program else {
         return Err(StepError::partial(subject, format!("no DHCP client ({}) on PATH", CLIENTS.join(" or "))));
@@ -100,7 +100,6 @@ pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
         Ok(())
     } else {
         let err = String::from_utf8_lossy(&out.stderr);
-        let why = if out.timed_out { "timed out".to_string() } else { format!("exit status {:?}", out.code) };
-        Err(StepError::partial(subject, format!("{program} {why}: {}", err.trim())))
+        Err(StepError::partial(subject, format!("{program} {}: {}", out.ended(), err.trim())))
     }
 }

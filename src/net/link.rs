@@ -6,15 +6,15 @@
 use std::fmt;
 
 use super::on_off;
-use crate::apply::StepError;
 use crate::config::net::Interface;
 use crate::config::types::{IfName, MacAddr};
 use crate::seam::netif::LinkState;
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// One link change.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Up { name: IfName, up: bool },
     Mtu { name: IfName, from: u32, to: u32 },
     TxQueueLen { name: IfName, from: u32, to: u32 },
@@ -36,7 +36,7 @@ impl fmt::Display for Action {
 
 /// The link part of an interface's plan.
 #[derive(Debug, Default)]
-pub struct Planned {
+pub(crate) struct Planned {
     /// Before the ethtool knobs: down (for a MAC change), MAC, MTU,
     /// txqueuelen, promisc.
     pub before: Vec<Action>,
@@ -46,7 +46,7 @@ pub struct Planned {
     pub bounced: bool,
 }
 
-pub fn plan(iface: &Interface, now: &LinkState) -> Planned {
+pub(crate) fn plan(iface: &Interface, now: &LinkState) -> Planned {
     let name = iface.name.get_ref();
     let mut p = Planned::default();
     if let Some(mac) = iface.mac {
@@ -80,7 +80,7 @@ pub fn plan(iface: &Interface, now: &LinkState) -> Planned {
     p
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let nif = &mut *seams.netif;
     match a {
         Action::Up { name, up } => nif.set_up(name, *up).map_err(|e| StepError::partial(format!("{name} up"), e)),
@@ -103,8 +103,8 @@ pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
             };
             StepError::partial(format!("{name} mac"), why)
         }),
-        Action::Promisc { name, on } => {
-            nif.set_promisc(name, *on).map_err(|e| StepError::partial(format!("{name} promisc"), format!("cannot turn it {}: {e}", on_off(*on))))
-        }
+        Action::Promisc { name, on } => nif
+            .set_promisc(name, *on)
+            .map_err(|e| StepError::partial(format!("{name} promisc"), format!("cannot turn it {}: {e}", on_off(*on)))),
     }
 }

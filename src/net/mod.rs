@@ -15,19 +15,19 @@
 //! only when the MAC changes), ethtool knobs, admin up, carrier wait,
 //! addresses, DHCP, routes and gateways.
 //!
-//! Files: `link.rs` (flags, MTU, txqueuelen, MAC, promisc), `sysctl.rs`
-//! (net.ipv6.conf.IF.accept_ra and the per-interface map), `tuning.rs`
-//! (plan/apply of the ethtool knobs), `ethtool.rs` (the SIOCETHTOOL
-//! structures and commands), `carrier.rs`, `addr.rs` (addresses and
-//! routes), `dhcp.rs`.
+//! Files: `link.rs` (flags, MTU, txqueuelen, MAC, promisc), `tuning.rs`
+//! (plan/apply of the ethtool knobs), `ethtool.rs` (read-modify-write and
+//! the legacy fallbacks over the seam's typed ethtool operations; the
+//! structures are in `crate::sys::ethtool`), `carrier.rs`, `addr.rs` (addresses and
+//! routes), `dhcp.rs`. The per-interface sysctls (accept_ra and the
+//! `[interface.sysctl]` map) are `crate::sysctl::interface`.
 
-pub mod addr;
-pub mod carrier;
-pub mod dhcp;
-pub mod ethtool;
-pub mod link;
-pub mod sysctl;
-pub mod tuning;
+pub(crate) mod addr;
+pub(crate) mod carrier;
+pub(crate) mod dhcp;
+pub(crate) mod ethtool;
+pub(crate) mod link;
+pub(crate) mod tuning;
 
 #[cfg(test)]
 mod tests;
@@ -35,26 +35,26 @@ mod tests;
 use std::fmt;
 use std::io;
 
-use crate::apply::StepError;
 use crate::config::net::Interface;
 use crate::config::types::{IfName, IpNet};
 use crate::config::Profile;
 use crate::seam::netif::{LinkState, RouteEntry};
 use crate::seam::Seams;
+use crate::step::StepError;
 
 /// An errno kept in the observed state (io::Error is neither Clone nor Eq).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Errno(pub i32);
+pub(crate) struct Errno(pub i32);
 
 impl Errno {
-    pub fn of(e: &io::Error) -> Errno {
+    pub(crate) fn of(e: &io::Error) -> Errno {
         Errno(e.raw_os_error().unwrap_or(nix::libc::EIO))
     }
-    pub fn error(self) -> io::Error {
+    pub(crate) fn error(self) -> io::Error {
         io::Error::from_raw_os_error(self.0)
     }
     /// The driver has no such knob.
-    pub fn unsupported(self) -> bool {
+    pub(crate) fn unsupported(self) -> bool {
         ethtool::unsupported(&self.error())
     }
 }
@@ -69,10 +69,12 @@ impl fmt::Display for Errno {
 
 /// One change to one interface (or a route through it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// The interface does not exist: reported, nothing else is done for it.
-    Missing { name: IfName },
-    Sysctl(sysctl::Action),
+    Missing {
+        name: IfName,
+    },
+    Sysctl(crate::sysctl::Action),
     Link(link::Action),
     Ethtool(tuning::Action),
     Carrier(carrier::Action),
@@ -96,20 +98,20 @@ impl fmt::Display for Action {
 
 /// One profile interface as it is now.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IfObserved {
+pub(crate) struct IfObserved {
     pub name: IfName,
     /// None: no such interface.
     pub link: Option<LinkState>,
     /// Its addresses, both families.
     pub addrs: Result<Vec<IpNet>, Errno>,
-    pub sysctl: sysctl::Observed,
+    pub sysctl: crate::sysctl::Observed,
     pub ethtool: tuning::Observed,
     pub dhcp: dhcp::Observed,
 }
 
 /// Each profile interface's current state, and the main routing table.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// (name, state) per profile interface (None: absent or unreadable).
     pub links: Vec<(IfName, Option<LinkState>)>,
     pub ifaces: Vec<IfObserved>,
@@ -123,7 +125,7 @@ impl Default for Observed {
 }
 
 /// Read every profile interface's state (reads only).
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let mut out = Observed::default();
     for iface in &p.interface {
         let name = iface.name.get_ref().clone();
@@ -138,13 +140,13 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
             name: name.clone(),
             link: link.clone(),
             addrs: Ok(Vec::new()),
-            sysctl: sysctl::Observed::default(),
+            sysctl: crate::sysctl::Observed::default(),
             ethtool: tuning::Observed::default(),
             dhcp: dhcp::Observed::default(),
         };
         if let Some(l) = &link {
             o.addrs = seams.netif.addresses(l.index).map_err(|e| Errno::of(&e));
-            o.sysctl = sysctl::observe(iface, seams);
+            o.sysctl = crate::sysctl::observe(&crate::sysctl::interface::wanted(iface), seams);
             o.ethtool = tuning::observe(iface, seams);
             o.dhcp = dhcp::observe(iface, seams);
         }
@@ -183,7 +185,15 @@ fn plan_iface(
     out: &mut Vec<Action>,
     notes: &mut Vec<String>,
 ) {
-    out.extend(sysctl::plan(iface, &o.sysctl).into_iter().map(Action::Sysctl));
+    out.extend(
+        crate::sysctl::plan(
+            &crate::sysctl::Scope::Interface(iface.name.get_ref().clone()),
+            crate::sysctl::interface::wanted(iface),
+            &o.sysctl,
+        )
+        .into_iter()
+        .map(Action::Sysctl),
+    );
     let link = link::plan(iface, state);
     out.extend(link.before.into_iter().map(Action::Link));
     out.extend(tuning::plan(iface, &o.ethtool, notes).into_iter().map(Action::Ethtool));
@@ -199,21 +209,19 @@ fn plan_iface(
 }
 
 /// The actions, in order. Pure.
-pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
+pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     plan_all(p, now).0
 }
 
 /// What the plan wants a human to know. Pure.
-pub fn notes(p: &Profile, now: &Observed) -> Vec<String> {
+pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
     plan_all(p, now).1
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::Missing { name } => {
-            Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it"))
-        }
-        Action::Sysctl(a) => sysctl::apply(a, seams),
+        Action::Missing { name } => Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it")),
+        Action::Sysctl(a) => crate::sysctl::apply(a, seams),
         Action::Link(a) => link::apply(a, seams),
         Action::Ethtool(a) => tuning::apply(a, seams),
         Action::Carrier(a) => carrier::apply(a, seams),

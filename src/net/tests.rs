@@ -2,13 +2,15 @@
 //! partial failures naming interface and knob, and the ethtool
 //! handshakes against a fake driver.
 
-use super::ethtool::{LinkMode, Pause, RingParam, DUPLEX_FULL};
-use crate::apply::{self, Severity};
+use super::ethtool::{LinkMode, Pause};
+use crate::apply;
 use crate::config::{self, Profile};
 use crate::exit::Status;
 use crate::plan;
 use crate::seam::fake::FakeBoard;
 use crate::seam::netif::RouteEntry;
+use crate::step::Severity;
+use crate::sys::ethtool::{LinkSettings, RingParam, DUPLEX_FULL};
 
 fn profile(body: &str) -> Profile {
     let text = format!("[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n{body}");
@@ -154,10 +156,17 @@ fn ethtool_board() -> FakeBoard {
     let nic = &mut b.netif.links.get_mut("eth0").unwrap().nic;
     nic.rings = Some(RingParam { rx_max_pending: 512, tx_max_pending: 512, rx_pending: 256, tx_pending: 256, ..RingParam::default() });
     nic.coalesce = Some((50, 50));
-    nic.pause = Some(Pause { autoneg: true, rx: true, tx: true });
-    nic.link_mode = Some(LinkMode { speed: 1000, duplex: DUPLEX_FULL, autoneg: true });
+    nic.pause = Some(Pause { autoneg: true, rx: true, tx: true }.into());
+    nic.link = Some(LinkSettings { speed: 1000, duplex: DUPLEX_FULL, autoneg: 1, ..LinkSettings::default() });
     let mut features: Vec<(String, bool, bool)> = (0..40).map(|i| (format!("feature-{i}"), true, false)).collect();
-    for (n, changeable) in [("tx-scatter-gather", true), ("tx-tcp-segmentation", true), ("tx-tcp6-segmentation", true), ("rx-gro", true), ("rx-checksum", false), ("tx-generic-segmentation", true)] {
+    for (n, changeable) in [
+        ("tx-scatter-gather", true),
+        ("tx-tcp-segmentation", true),
+        ("tx-tcp6-segmentation", true),
+        ("rx-gro", true),
+        ("rx-checksum", false),
+        ("tx-generic-segmentation", true),
+    ] {
         features.push((n.to_string(), changeable, true));
     }
     nic.features = Some(features);
@@ -210,8 +219,8 @@ fn ethtool_knobs_plan_apply_and_settle() {
     let nic = &b.netif.links["eth0"].nic;
     assert_eq!(nic.rings.unwrap().rx_pending, 512);
     assert_eq!(nic.coalesce, Some((100, 50)));
-    assert_eq!(nic.pause, Some(Pause { autoneg: true, rx: false, tx: false }));
-    assert_eq!(nic.link_mode, Some(LinkMode { speed: 100, duplex: DUPLEX_FULL, autoneg: false }));
+    assert_eq!(nic.pause.map(Pause::from), Some(Pause { autoneg: true, rx: false, tx: false }));
+    assert_eq!(nic.link.as_ref().map(LinkMode::from), Some(LinkMode { speed: 100, duplex: DUPLEX_FULL, autoneg: false }));
     let f = nic.features.as_ref().unwrap();
     let active = |n: &str| f.iter().find(|x| x.0 == n).unwrap().2;
     assert!(!active("tx-tcp-segmentation") && !active("tx-tcp6-segmentation") && !active("rx-gro"));
@@ -219,6 +228,24 @@ fn ethtool_knobs_plan_apply_and_settle() {
     assert!(!active("feature-3"), "features beyond the first word block are not disturbed");
     let (actions, _) = plan_lines(&p, &mut b);
     assert!(actions.is_empty(), "{actions:?}");
+}
+
+/// The exact requests sent, as youki's tests assert on the netlink
+/// messages: the read-modify-write keeps what the profile does not set,
+/// and SFEATURES names only the offload's changeable features.
+#[test]
+fn ethtool_requests_carry_the_values() {
+    use crate::seam::netif::EthtoolSet;
+    let p = profile("[[interface]]\nname = \"eth0\"\n[interface.ethtool]\nrx_ring = 300\ngro = false\n");
+    let mut b = ethtool_board();
+    assert_eq!(apply_all(&p, &mut b).status, Status::Ok);
+    let sent: Vec<&EthtoolSet> = b.netif.sent.iter().map(|(_, s)| s).collect();
+    let [EthtoolSet::Rings(r), EthtoolSet::Features(f)] = sent[..] else { panic!("{sent:?}") };
+    assert_eq!((r.rx_pending, r.tx_pending, r.rx_max_pending, r.tx_max_pending), (300, 256, 512, 512));
+    let gro = 40 + 3; // rx-gro's index in ethtool_board's table
+    assert_eq!(f.len(), 2, "one block per 32 features");
+    assert_eq!((f[1].valid, f[1].requested, f[0].valid), (1 << (gro - 32), 0, 0));
+    assert_eq!(sent[0].to_string(), "ETHTOOL_SRINGPARAM rx 300 tx 256", "what dry-run prints");
 }
 
 #[test]
@@ -230,7 +257,7 @@ fn knobs_the_driver_lacks_are_notes_not_failures() {
     nic.rings = None;
     nic.coalesce = None;
     nic.pause = None;
-    nic.link_mode = None;
+    nic.link = None;
     let (actions, notes) = plan_lines(&p, &mut b);
     assert_eq!(actions, ["eth0: tso on -> off", "eth0: gro on -> off", "eth0: set up"]);
     for knob in ["eth0 ring:", "eth0 coalesce:", "eth0 pause:", "eth0 link settings:"] {
@@ -245,8 +272,8 @@ fn legacy_kernels_use_the_per_offload_and_gset_commands() {
     let mut b = ethtool_board();
     let nic = &mut b.netif.links.get_mut("eth0").unwrap().nic;
     nic.features = None;
-    nic.legacy.insert(super::ethtool::cmd::GGRO, true);
-    nic.legacy.insert(super::ethtool::cmd::GSG, false);
+    nic.legacy.insert(crate::sys::ethtool::cmd::GGRO, true);
+    nic.legacy.insert(crate::sys::ethtool::cmd::GSG, false);
     nic.legacy_link = true;
     let (actions, _) = plan_lines(&p, &mut b);
     assert_eq!(actions[..3], ["eth0: gro on -> off", "eth0: sg off -> on", "eth0: link speed 100 (now 1000 Mb/s full duplex, autoneg on)"]);
@@ -256,8 +283,8 @@ fn legacy_kernels_use_the_per_offload_and_gset_commands() {
         assert!(effects.contains(&want.to_string()), "{want}: {effects:?}");
     }
     let nic = &b.netif.links["eth0"].nic;
-    assert!(!nic.legacy[&super::ethtool::cmd::GGRO]);
-    assert_eq!(nic.link_mode.unwrap().speed, 100);
+    assert!(!nic.legacy[&crate::sys::ethtool::cmd::GGRO]);
+    assert_eq!(nic.link.unwrap().speed, 100);
     assert!(plan_lines(&p, &mut b).0.is_empty());
 }
 
@@ -333,16 +360,10 @@ fn vlan_interface_sysctls_use_the_sysctl8_slash() {
     // eth0.2 (an OpenWrt VLAN): its key carries the dot as `/`, which the
     // real seam maps back to /proc/sys/net/ipv6/conf/eth0.2/accept_ra.
     let p = profile("[[interface]]\nname = \"eth0.2\"\naccept_ra = 0\nsysctl = { \"ipv4.rp_filter\" = 1 }\n");
-    let wanted = super::sysctl::wanted(&p.interface[0]);
+    let wanted = crate::sysctl::interface::wanted(&p.interface[0]);
     assert_eq!(
         wanted,
-        [
-            ("net.ipv4.conf.eth0/2.rp_filter".to_string(), "1".to_string()),
-            ("net.ipv6.conf.eth0/2.accept_ra".to_string(), "0".to_string()),
-        ]
+        [("net.ipv4.conf.eth0/2.rp_filter".to_string(), "1".to_string()), ("net.ipv6.conf.eth0/2.accept_ra".to_string(), "0".to_string()),]
     );
-    assert_eq!(
-        crate::seam::real::sysctl::proc_path(&wanted[1].0),
-        "/proc/sys/net/ipv6/conf/eth0.2/accept_ra"
-    );
+    assert_eq!(crate::seam::real::sysctl::proc_path(&wanted[1].0), "/proc/sys/net/ipv6/conf/eth0.2/accept_ra");
 }

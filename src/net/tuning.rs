@@ -9,14 +9,15 @@ use std::io;
 
 use super::ethtool::{self, LinkMode, Offload, Pause, Rings};
 use super::{on_off, Errno};
-use crate::apply::StepError;
 use crate::config::net::{Duplex, Ethtool, Interface};
 use crate::config::types::IfName;
 use crate::seam::Seams;
+use crate::step::StepError;
+use crate::sys::ethtool::{DUPLEX_FULL, DUPLEX_HALF};
 
 /// One ethtool change.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Rings { name: IfName, rx: Option<u32>, tx: Option<u32>, from: Option<Rings> },
     Offload { name: IfName, offload: Offload, on: bool, from: Option<bool> },
     Coalesce { name: IfName, rx_usecs: Option<u32>, tx_usecs: Option<u32>, from: Option<(u32, u32)> },
@@ -89,7 +90,7 @@ impl fmt::Display for Action {
 
 /// The current values of the knobs the profile sets (None: not asked).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub rings: Option<Result<Rings, Errno>>,
     pub offloads: Vec<(Offload, Result<Option<ethtool::OffloadState>, Errno>)>,
     pub coalesce: Option<Result<(u32, u32), Errno>>,
@@ -101,7 +102,7 @@ fn errno<T>(r: io::Result<T>) -> Result<T, Errno> {
     r.map_err(|e| Errno::of(&e))
 }
 
-pub fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
     let Some(want) = &iface.ethtool else { return Observed::default() };
     let name = iface.name.get_ref();
     let nif = &mut *seams.netif;
@@ -169,7 +170,7 @@ fn plan_rings(name: &IfName, want: &Ethtool, now: &Result<Rings, Errno>, notes: 
     (rx.is_some() || tx.is_some()).then(|| Action::Rings { name: name.clone(), rx, tx, from: cur })
 }
 
-pub fn plan(iface: &Interface, now: &Observed, notes: &mut Vec<String>) -> Vec<Action> {
+pub(crate) fn plan(iface: &Interface, now: &Observed, notes: &mut Vec<String>) -> Vec<Action> {
     let Some(want) = &iface.ethtool else { return Vec::new() };
     let name = iface.name.get_ref();
     let mut out = Vec::new();
@@ -228,7 +229,7 @@ pub fn plan(iface: &Interface, now: &Observed, notes: &mut Vec<String>) -> Vec<A
             Ok(v) => Some(Some(*v)),
         };
         if let Some(cur) = cur {
-            let dup = |d: Duplex| if d == Duplex::Full { ethtool::DUPLEX_FULL } else { ethtool::DUPLEX_HALF };
+            let dup = |d: Duplex| if d == Duplex::Full { DUPLEX_FULL } else { DUPLEX_HALF };
             let differs = cur.is_none_or(|m: LinkMode| {
                 want.speed.is_some_and(|s| s != m.speed)
                     || want.duplex.is_some_and(|d| dup(d) != m.duplex)
@@ -252,7 +253,7 @@ fn knob(a: &Action) -> (IfName, String) {
     }
 }
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let nif = &mut *seams.netif;
     let r = match a {
         Action::Rings { name, rx, tx, .. } => ethtool::set_rings(nif, name, *rx, *tx),

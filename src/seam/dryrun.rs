@@ -4,11 +4,12 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::netif::{LinkState, Netif, RouteEntry};
+use super::netif::{EthtoolSet, Features, LinkModes, LinkState, Netif, RouteEntry};
 use super::real::{files::RealFiles, netif::RealNetif, runner::RealRunner, sysctl::RealSysctl, Root};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Sysctl};
 use crate::config::types::{IfName, IpNet};
+use crate::sys::ethtool::{Coalesce, LegacyCmd, PauseParam, RingParam};
 
 /// One line on standard output; a closed pipe (`| head`) loses it quietly.
 fn say(what: std::fmt::Arguments<'_>) {
@@ -38,7 +39,7 @@ impl Files for DryRunFiles {
             Ok(old) if old == data => Ok(Replaced::Unchanged),
             Ok(_) => {
                 say(format_args!("replace {} ({} bytes), keeping {}.bak", path.display(), data.len(), path.display()));
-                Ok(Replaced::Replaced)
+                Ok(Replaced::BackedUp)
             }
             Err(_) => {
                 say(format_args!("create {} ({} bytes)", path.display(), data.len()));
@@ -144,13 +145,31 @@ impl Netif for DryRunNetif {
         say(format_args!("replace route {}{via} dev #{} metric {}", r.dst, r.oif, r.metric));
         Ok(())
     }
-    fn ethtool(&mut self, name: &IfName, data: &mut [u8]) -> io::Result<u32> {
-        let c: u32 = crate::net::ethtool::read(data);
-        if crate::net::ethtool::cmd::SETTERS.contains(&c) {
-            say(format_args!("send {} to {name}", crate::net::ethtool::cmd::name(c)));
-            return Ok(0);
-        }
-        self.real.ethtool(name, data)
+    fn ethtool_rings(&mut self, name: &IfName) -> io::Result<RingParam> {
+        self.real.ethtool_rings(name)
+    }
+    fn ethtool_coalesce(&mut self, name: &IfName) -> io::Result<Coalesce> {
+        self.real.ethtool_coalesce(name)
+    }
+    fn ethtool_pause(&mut self, name: &IfName) -> io::Result<PauseParam> {
+        self.real.ethtool_pause(name)
+    }
+    fn ethtool_link_settings(&mut self, name: &IfName) -> io::Result<LinkModes> {
+        self.real.ethtool_link_settings(name)
+    }
+    fn ethtool_legacy_settings(&mut self, name: &IfName) -> io::Result<LegacyCmd> {
+        self.real.ethtool_legacy_settings(name)
+    }
+    fn ethtool_features(&mut self, name: &IfName) -> io::Result<Features> {
+        self.real.ethtool_features(name)
+    }
+    fn ethtool_offload(&mut self, name: &IfName, get: u32) -> io::Result<bool> {
+        self.real.ethtool_offload(name, get)
+    }
+    /// `dry-run: would send ETHTOOL_SRINGPARAM rx 512 tx 256 to eth0`.
+    fn ethtool_set(&mut self, name: &IfName, change: &EthtoolSet) -> io::Result<()> {
+        say(format_args!("send {change} to {name}"));
+        Ok(())
     }
 }
 
@@ -200,7 +219,7 @@ impl WatchdogPort for DryRunWatchdogPort {
         say(format_args!("open {}", path.display()));
         Ok(Box::new(DryRunWatchdog(path.to_path_buf())))
     }
-    fn adopt(&mut self, fd: i32) -> io::Result<Box<dyn WatchdogDevice>> {
+    fn adopt(&mut self, fd: std::os::fd::RawFd) -> io::Result<Box<dyn WatchdogDevice>> {
         say(format_args!("adopt the watchdog descriptor {fd}"));
         Ok(Box::new(DryRunWatchdog(PathBuf::from(format!("fd {fd}")))))
     }

@@ -8,16 +8,17 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::netif::{LinkState, Netif, RouteEntry, ARPHRD_ETHER};
+use super::netif::{EthtoolSet, Features, LinkModes, LinkState, Netif, RouteEntry, ARPHRD_ETHER};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Seams, Sysctl};
 use crate::config::types::{IfName, IpNet};
+use crate::sys::ethtool::{cmd, Coalesce, GetFeaturesBlock, LegacyCmd, LinkSettings, PauseParam, RingParam};
 
 /// The journal of side effects, shared by all fakes of one board.
-pub type Journal = Rc<RefCell<Vec<String>>>;
+pub(crate) type Journal = Rc<RefCell<Vec<String>>>;
 
 #[derive(Default)]
-pub struct FakeFiles {
+pub(crate) struct FakeFiles {
     pub files: BTreeMap<PathBuf, Vec<u8>>,
     pub journal: Journal,
     /// Make writes fail with this error (e.g. StorageFull for ENOSPC).
@@ -49,7 +50,7 @@ impl Files for FakeFiles {
                 let mut bak = path.as_os_str().to_os_string();
                 bak.push(".bak");
                 self.files.insert(PathBuf::from(bak), o);
-                Replaced::Replaced
+                Replaced::BackedUp
             }
             None => Replaced::Created,
         };
@@ -61,9 +62,7 @@ impl Files for FakeFiles {
             return Err(io::Error::from(kind));
         }
         self.files.insert(path.to_path_buf(), data.to_vec());
-        self.journal
-            .borrow_mut()
-            .push(format!("write {} {}", path.display(), String::from_utf8_lossy(data).trim_end()));
+        self.journal.borrow_mut().push(format!("write {} {}", path.display(), String::from_utf8_lossy(data).trim_end()));
         Ok(())
     }
     fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
@@ -72,7 +71,7 @@ impl Files for FakeFiles {
 }
 
 #[derive(Default)]
-pub struct FakeSysctl {
+pub(crate) struct FakeSysctl {
     pub values: BTreeMap<String, String>,
     pub journal: Journal,
 }
@@ -92,7 +91,7 @@ impl Sysctl for FakeSysctl {
 }
 
 #[derive(Default)]
-pub struct FakeRunner {
+pub(crate) struct FakeRunner {
     /// Programs that exist on the fake PATH.
     pub programs: BTreeSet<String>,
     /// Answers, in order; success with no output once they run out.
@@ -121,11 +120,12 @@ impl Runner for FakeRunner {
 /// A fake driver's ethtool knobs; `None` means the driver lacks the
 /// knob (EOPNOTSUPP), as veth lacks rings and coalescing.
 #[derive(Clone, Debug, Default)]
-pub struct FakeNic {
-    pub rings: Option<crate::net::ethtool::RingParam>,
+pub(crate) struct FakeNic {
+    pub rings: Option<RingParam>,
     pub coalesce: Option<(u32, u32)>,
-    pub pause: Option<crate::net::ethtool::Pause>,
-    pub link_mode: Option<crate::net::ethtool::LinkMode>,
+    pub pause: Option<PauseParam>,
+    /// Speed, duplex and autoneg (the header of ETHTOOL_GLINKSETTINGS).
+    pub link: Option<LinkSettings>,
     /// Only ETHTOOL_GSET/SSET, no GLINKSETTINGS (kernels before 4.6).
     pub legacy_link: bool,
     /// ETH_SS_FEATURES: (name, changeable, active). None: a kernel before
@@ -135,9 +135,69 @@ pub struct FakeNic {
     pub legacy: BTreeMap<u32, bool>,
 }
 
+/// The link-mode words this fake driver has (3 bitmaps of `NWORDS` each).
+const NWORDS: i8 = 3;
+
+impl FakeNic {
+    /// Carry out one change as a driver would.
+    fn set(&mut self, change: &EthtoolSet) -> io::Result<()> {
+        match change {
+            EthtoolSet::Rings(want) => {
+                let cur = self.rings.as_mut().ok_or_else(nosup)?;
+                if want.rx_pending > cur.rx_max_pending || want.tx_pending > cur.tx_max_pending {
+                    return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
+                }
+                cur.rx_pending = want.rx_pending;
+                cur.tx_pending = want.tx_pending;
+            }
+            EthtoolSet::Coalesce(want) => {
+                *self.coalesce.as_mut().ok_or_else(nosup)? = (want.rx_coalesce_usecs, want.tx_coalesce_usecs);
+            }
+            EthtoolSet::Pause(want) => *self.pause.as_mut().ok_or_else(nosup)? = *want,
+            EthtoolSet::LinkSettings(_) if self.legacy_link => return Err(nosup()),
+            EthtoolSet::LinkSettings(l) => {
+                let cur = self.link.as_mut().ok_or_else(nosup)?;
+                if l.settings.link_mode_masks_nwords != NWORDS || l.masks.len() != 3 * NWORDS as usize {
+                    return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
+                }
+                *cur = l.settings;
+            }
+            EthtoolSet::LegacySettings(c) => {
+                let cur = self.link.as_mut().ok_or_else(nosup)?;
+                cur.speed = u32::from(c.speed) | u32::from(c.speed_hi) << 16;
+                cur.duplex = c.duplex;
+                cur.autoneg = c.autoneg;
+            }
+            EthtoolSet::Features(blocks) => {
+                let f = self.features.as_mut().ok_or_else(nosup)?;
+                let mut refused = false;
+                for (k, (_, avail, active)) in f.iter_mut().enumerate() {
+                    let Some(b) = blocks.get(k / 32) else { break };
+                    let m = 1u32 << (k % 32);
+                    if b.valid & m != 0 {
+                        if *avail {
+                            *active = b.requested & m != 0;
+                        } else {
+                            refused = true;
+                        }
+                    }
+                }
+                if refused {
+                    return Err(nosup());
+                }
+            }
+            EthtoolSet::Offload { set, on } => {
+                let (get, _) = cmd::LEGACY_OFFLOADS.iter().find(|(_, s)| s == set).ok_or_else(nosup)?;
+                *self.legacy.get_mut(get).ok_or_else(nosup)? = *on;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A fake interface: the link, its addresses and its driver.
 #[derive(Clone, Debug, Default)]
-pub struct FakeLink {
+pub(crate) struct FakeLink {
     pub state: LinkState,
     pub addrs: Vec<IpNet>,
     pub nic: FakeNic,
@@ -148,16 +208,26 @@ pub struct FakeLink {
 }
 
 #[derive(Default)]
-pub struct FakeNetif {
+pub(crate) struct FakeNetif {
     pub links: BTreeMap<String, FakeLink>,
     pub routes: Vec<RouteEntry>,
     pub journal: Journal,
+    /// Every ethtool change asked for, in order (as youki's recording
+    /// netlink client keeps every message).
+    pub sent: Vec<(IfName, EthtoolSet)>,
 }
 
 impl FakeNetif {
     /// Add an interface with a MAC, down, MTU 1500, txqueuelen 1000.
-    pub fn add(&mut self, name: &str, index: u32) -> &mut FakeLink {
-        let state = LinkState { index, mtu: 1500, txqueuelen: 1000, mac: [2, 0, 0, 0, 0, index as u8], hwtype: ARPHRD_ETHER, ..LinkState::default() };
+    pub(crate) fn add(&mut self, name: &str, index: u32) -> &mut FakeLink {
+        let state = LinkState {
+            index,
+            mtu: 1500,
+            txqueuelen: 1000,
+            mac: [2, 0, 0, 0, 0, index as u8],
+            hwtype: ARPHRD_ETHER,
+            ..LinkState::default()
+        };
         self.links.entry(name.to_string()).or_insert(FakeLink { state, ..FakeLink::default() })
     }
 
@@ -176,159 +246,6 @@ impl FakeNetif {
 
 fn nosup() -> io::Error {
     io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP)
-}
-
-/// A driver answering SIOCETHTOOL from `FakeNic`.
-fn fake_ethtool(nic: &mut FakeNic, data: &mut [u8]) -> io::Result<(u32, bool)> {
-    use crate::net::ethtool::{self as et, cmd};
-    let c: u32 = et::read(data);
-    let setter = cmd::SETTERS.contains(&c);
-    match c {
-        cmd::GRINGPARAM => et::write(data, &et::RingParam { cmd: c, ..nic.rings.ok_or_else(nosup)? }),
-        cmd::SRINGPARAM => {
-            let cur = nic.rings.as_mut().ok_or_else(nosup)?;
-            let want: et::RingParam = et::read(data);
-            if want.rx_pending > cur.rx_max_pending || want.tx_pending > cur.tx_max_pending {
-                return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
-            }
-            cur.rx_pending = want.rx_pending;
-            cur.tx_pending = want.tx_pending;
-        }
-        cmd::GCOALESCE => {
-            let (rx, tx) = nic.coalesce.ok_or_else(nosup)?;
-            et::write(data, &et::Coalesce { cmd: c, rx_coalesce_usecs: rx, tx_coalesce_usecs: tx, ..et::Coalesce::default() });
-        }
-        cmd::SCOALESCE => {
-            let cur = nic.coalesce.as_mut().ok_or_else(nosup)?;
-            let want: et::Coalesce = et::read(data);
-            *cur = (want.rx_coalesce_usecs, want.tx_coalesce_usecs);
-        }
-        cmd::GPAUSEPARAM => {
-            let p = nic.pause.ok_or_else(nosup)?;
-            et::write(data, &et::PauseParam { cmd: c, autoneg: p.autoneg.into(), rx_pause: p.rx.into(), tx_pause: p.tx.into() });
-        }
-        cmd::SPAUSEPARAM => {
-            let cur = nic.pause.as_mut().ok_or_else(nosup)?;
-            let want: et::PauseParam = et::read(data);
-            *cur = et::Pause { autoneg: want.autoneg != 0, rx: want.rx_pause != 0, tx: want.tx_pause != 0 };
-        }
-        cmd::GLINKSETTINGS | cmd::SLINKSETTINGS if nic.legacy_link => return Err(nosup()),
-        cmd::GLINKSETTINGS => {
-            let m = nic.link_mode.ok_or_else(nosup)?;
-            let mut h: et::LinkSettings = et::read(data);
-            let nwords = 3;
-            if h.link_mode_masks_nwords != nwords {
-                h.link_mode_masks_nwords = -nwords;
-            } else {
-                if data.len() < std::mem::size_of::<et::LinkSettings>() + 3 * 4 * nwords as usize {
-                    return Err(io::Error::from_raw_os_error(nix::libc::EFAULT));
-                }
-                h.speed = m.speed;
-                h.duplex = m.duplex;
-                h.autoneg = m.autoneg.into();
-            }
-            et::write(data, &h);
-        }
-        cmd::SLINKSETTINGS => {
-            let cur = nic.link_mode.as_mut().ok_or_else(nosup)?;
-            let h: et::LinkSettings = et::read(data);
-            if h.link_mode_masks_nwords != 3 {
-                return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
-            }
-            *cur = et::LinkMode { speed: h.speed, duplex: h.duplex, autoneg: h.autoneg != 0 };
-        }
-        cmd::GSET => {
-            let m = nic.link_mode.ok_or_else(nosup)?;
-            let l = et::LegacyCmd { cmd: c, speed: m.speed as u16, speed_hi: (m.speed >> 16) as u16, duplex: m.duplex, autoneg: m.autoneg.into(), ..et::LegacyCmd::default() };
-            et::write(data, &l);
-        }
-        cmd::SSET => {
-            let cur = nic.link_mode.as_mut().ok_or_else(nosup)?;
-            let l: et::LegacyCmd = et::read(data);
-            *cur = et::LinkMode { speed: u32::from(l.speed) | u32::from(l.speed_hi) << 16, duplex: l.duplex, autoneg: l.autoneg != 0 };
-        }
-        cmd::GSSET_INFO => {
-            let f = nic.features.as_ref().ok_or_else(nosup)?;
-            let mut i: et::SsetInfo = et::read(data);
-            i.sset_mask &= 1 << et::ETH_SS_FEATURES;
-            i.data[0] = f.len() as u32;
-            et::write(data, &i);
-        }
-        cmd::GSTRINGS => {
-            let f = nic.features.as_ref().ok_or_else(nosup)?;
-            let h: et::GStrings = et::read(data);
-            let hdr = std::mem::size_of::<et::GStrings>();
-            if h.string_set != et::ETH_SS_FEATURES || data.len() < hdr + f.len() * et::ETH_GSTRING_LEN {
-                return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
-            }
-            for (k, (name, _, _)) in f.iter().enumerate() {
-                let at = hdr + k * et::ETH_GSTRING_LEN;
-                data[at..at + name.len()].copy_from_slice(name.as_bytes());
-            }
-            et::write(data, &et::GStrings { len: f.len() as u32, ..h });
-        }
-        cmd::GFEATURES => {
-            let f = nic.features.as_ref().ok_or_else(nosup)?;
-            let hdr = std::mem::size_of::<et::FeaturesHeader>();
-            let bs = std::mem::size_of::<et::GetFeaturesBlock>();
-            let words = f.len().div_ceil(32);
-            let mut blocks = vec![et::GetFeaturesBlock::default(); words];
-            for (k, (_, avail, active)) in f.iter().enumerate() {
-                let m = 1u32 << (k % 32);
-                if *avail {
-                    blocks[k / 32].available |= m;
-                }
-                if *active {
-                    blocks[k / 32].active |= m;
-                    blocks[k / 32].requested |= m;
-                }
-            }
-            let h: et::FeaturesHeader = et::read(data);
-            if (h.size as usize) < words {
-                et::write(data, &et::FeaturesHeader { size: words as u32, ..h });
-                return Err(io::Error::from_raw_os_error(nix::libc::E2BIG));
-            }
-            for (w, b) in blocks.iter().enumerate() {
-                et::write(&mut data[hdr + w * bs..], b);
-            }
-        }
-        cmd::SFEATURES => {
-            let f = nic.features.as_mut().ok_or_else(nosup)?;
-            let hdr = std::mem::size_of::<et::FeaturesHeader>();
-            let bs = std::mem::size_of::<et::SetFeaturesBlock>();
-            let h: et::FeaturesHeader = et::read(data);
-            let mut flags = 0;
-            for (k, (_, avail, active)) in f.iter_mut().enumerate() {
-                if k / 32 >= h.size as usize {
-                    break;
-                }
-                let b: et::SetFeaturesBlock = et::read(&data[hdr + (k / 32) * bs..]);
-                let m = 1u32 << (k % 32);
-                if b.valid & m != 0 {
-                    if *avail {
-                        *active = b.requested & m != 0;
-                    } else {
-                        flags |= et::ETHTOOL_F_UNSUPPORTED;
-                    }
-                }
-            }
-            return Ok((flags, true));
-        }
-        _ => {
-            let legacy = crate::net::ethtool::Offload::ALL.iter().find(|o| o.legacy().0 == c || o.legacy().1 == c);
-            let Some(off) = legacy else { return Err(nosup()) };
-            let (get, _) = off.legacy();
-            let v = nic.legacy.get_mut(&get).ok_or_else(nosup)?;
-            let mut val: et::Value = et::read(data);
-            if c == get {
-                val.data = (*v).into();
-                et::write(data, &val);
-            } else {
-                *v = val.data != 0;
-            }
-        }
-    }
-    Ok((0, setter))
 }
 
 impl Netif for FakeNetif {
@@ -400,20 +317,63 @@ impl Netif for FakeNetif {
         self.note(format!("route replace {}{via} dev {} metric {}", r.dst, r.oif, r.metric));
         Ok(())
     }
-    fn ethtool(&mut self, name: &IfName, data: &mut [u8]) -> io::Result<u32> {
-        let c: u32 = crate::net::ethtool::read(data);
-        let link = self.get(name)?;
-        let (rc, setter) = fake_ethtool(&mut link.nic, data)?;
-        if setter {
-            self.note(format!("ethtool {name} {}", crate::net::ethtool::cmd::name(c)));
+    fn ethtool_rings(&mut self, name: &IfName) -> io::Result<RingParam> {
+        let r = self.get(name)?.nic.rings.ok_or_else(nosup)?;
+        Ok(RingParam { cmd: cmd::GRINGPARAM, ..r })
+    }
+    fn ethtool_coalesce(&mut self, name: &IfName) -> io::Result<Coalesce> {
+        let (rx, tx) = self.get(name)?.nic.coalesce.ok_or_else(nosup)?;
+        Ok(Coalesce { cmd: cmd::GCOALESCE, rx_coalesce_usecs: rx, tx_coalesce_usecs: tx, ..Coalesce::default() })
+    }
+    fn ethtool_pause(&mut self, name: &IfName) -> io::Result<PauseParam> {
+        let p = self.get(name)?.nic.pause.ok_or_else(nosup)?;
+        Ok(PauseParam { cmd: cmd::GPAUSEPARAM, ..p })
+    }
+    fn ethtool_link_settings(&mut self, name: &IfName) -> io::Result<LinkModes> {
+        let nic = &self.get(name)?.nic;
+        if nic.legacy_link {
+            return Err(nosup());
         }
-        Ok(rc)
+        let h = nic.link.ok_or_else(nosup)?;
+        let settings = LinkSettings { cmd: cmd::GLINKSETTINGS, link_mode_masks_nwords: NWORDS, ..h };
+        Ok(LinkModes { settings, masks: vec![0; 3 * NWORDS as usize] })
+    }
+    fn ethtool_legacy_settings(&mut self, name: &IfName) -> io::Result<LegacyCmd> {
+        let h = self.get(name)?.nic.link.ok_or_else(nosup)?;
+        let (speed, speed_hi) = (h.speed as u16, (h.speed >> 16) as u16);
+        Ok(LegacyCmd { cmd: cmd::GSET, speed, speed_hi, duplex: h.duplex, autoneg: h.autoneg, ..LegacyCmd::default() })
+    }
+    fn ethtool_features(&mut self, name: &IfName) -> io::Result<Features> {
+        let f = self.get(name)?.nic.features.as_ref().ok_or_else(nosup)?;
+        let mut blocks = vec![GetFeaturesBlock::default(); f.len().div_ceil(32)];
+        for (k, (_, avail, active)) in f.iter().enumerate() {
+            let m = 1u32 << (k % 32);
+            if *avail {
+                blocks[k / 32].available |= m;
+            }
+            if *active {
+                blocks[k / 32].active |= m;
+                blocks[k / 32].requested |= m;
+            }
+        }
+        Ok(Features { names: f.iter().map(|(n, _, _)| n.clone()).collect(), blocks })
+    }
+    fn ethtool_offload(&mut self, name: &IfName, get: u32) -> io::Result<bool> {
+        self.get(name)?.nic.legacy.get(&get).copied().ok_or_else(nosup)
+    }
+    /// Recorded in `sent` whatever the driver says; a change the driver
+    /// took is also in the journal as `ethtool eth0 ETHTOOL_SRINGPARAM`.
+    fn ethtool_set(&mut self, name: &IfName, change: &EthtoolSet) -> io::Result<()> {
+        self.sent.push((name.clone(), change.clone()));
+        self.get(name)?.nic.set(change)?;
+        self.note(format!("ethtool {name} {}", cmd::name(change.command())));
+        Ok(())
     }
 }
 
 /// How a fake watchdog driver behaves (default: like softdog).
 #[derive(Clone, Debug)]
-pub struct FakeDriver {
+pub(crate) struct FakeDriver {
     pub support: super::watchdog::Support,
     pub bootstatus: u32,
     /// SETTIMEOUT outside min..=max gives EINVAL.
@@ -457,10 +417,10 @@ impl Default for FakeDriver {
     }
 }
 
-pub type SharedDriver = Rc<RefCell<FakeDriver>>;
+pub(crate) type SharedDriver = Rc<RefCell<FakeDriver>>;
 
 #[derive(Default)]
-pub struct FakeWatchdogPort {
+pub(crate) struct FakeWatchdogPort {
     /// Devices that exist.
     pub devices: BTreeSet<PathBuf>,
     pub journal: Journal,
@@ -472,7 +432,7 @@ pub struct FakeWatchdogPort {
     pub inherited: BTreeSet<i32>,
 }
 
-pub struct FakeWatchdog {
+pub(crate) struct FakeWatchdog {
     pub path: PathBuf,
     pub journal: Journal,
     pub driver: SharedDriver,
@@ -576,12 +536,11 @@ impl WatchdogPort for FakeWatchdogPort {
         if !self.inherited.contains(&fd) {
             return Err(io::Error::from_raw_os_error(nix::libc::EBADF));
         }
+        if let Some(e @ nix::libc::ENOTTY) = self.driver.borrow().ioctl_errno {
+            return Err(io::Error::from_raw_os_error(e));
+        }
         self.journal.borrow_mut().push(format!("adopt {fd}"));
-        Ok(Box::new(FakeWatchdog {
-            path: PathBuf::from(format!("fd{fd}")),
-            journal: self.journal.clone(),
-            driver: self.driver.clone(),
-        }))
+        Ok(Box::new(FakeWatchdog { path: PathBuf::from(format!("fd{fd}")), journal: self.journal.clone(), driver: self.driver.clone() }))
     }
     fn holder(&mut self, _path: &Path) -> Option<(u32, String)> {
         self.busy.clone()
@@ -590,7 +549,7 @@ impl WatchdogPort for FakeWatchdogPort {
 
 /// A whole fake board: every seam sharing one journal.
 #[derive(Default)]
-pub struct FakeBoard {
+pub(crate) struct FakeBoard {
     pub journal: Journal,
     pub files: FakeFiles,
     pub sysctl: FakeSysctl,
@@ -600,7 +559,7 @@ pub struct FakeBoard {
 }
 
 impl FakeBoard {
-    pub fn new() -> FakeBoard {
+    pub(crate) fn new() -> FakeBoard {
         let journal: Journal = Rc::default();
         FakeBoard {
             files: FakeFiles { journal: journal.clone(), ..FakeFiles::default() },
@@ -612,7 +571,7 @@ impl FakeBoard {
         }
     }
 
-    pub fn seams(&mut self) -> Seams<'_> {
+    pub(crate) fn seams(&mut self) -> Seams<'_> {
         Seams {
             files: &mut self.files,
             sysctl: &mut self.sysctl,
@@ -623,7 +582,7 @@ impl FakeBoard {
     }
 
     /// Every side effect so far.
-    pub fn effects(&self) -> Vec<String> {
+    pub(crate) fn effects(&self) -> Vec<String> {
         self.journal.borrow().clone()
     }
 }

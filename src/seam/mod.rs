@@ -14,12 +14,12 @@
 //! change. The recording fakes (tests only) keep state in memory and list
 //! every effect, so tests can assert that nothing was applied.
 
-pub mod dryrun;
-#[cfg(any(test, feature = "fakes"))]
-pub mod fake;
-pub mod netif;
-pub mod real;
-pub mod watchdog;
+pub(crate) mod dryrun;
+#[cfg(test)]
+pub(crate) mod fake;
+pub(crate) mod netif;
+pub(crate) mod real;
+pub(crate) mod watchdog;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -32,8 +32,8 @@ pub enum Replaced {
     Unchanged,
     /// There was no file; it was created.
     Created,
-    /// The old file was kept as a backup and replaced.
-    Replaced,
+    /// The old file was kept as a backup (`PATH.bak`) and replaced.
+    BackedUp,
 }
 
 /// Files. Paths are the board's absolute paths; implementations relocate them.
@@ -103,6 +103,25 @@ impl Output {
     pub fn success(&self) -> bool {
         self.code == Some(0)
     }
+
+    /// How the command ended, for messages: "exit status 1", "killed by
+    /// a signal" or "timed out".
+    pub(crate) fn ended(&self) -> Ended<'_> {
+        Ended(self)
+    }
+}
+
+/// [`Output::ended`].
+pub(crate) struct Ended<'a>(&'a Output);
+
+impl std::fmt::Display for Ended<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Output { timed_out: true, .. } => f.write_str("timed out"),
+            Output { code: Some(c), .. } => write!(f, "exit status {c}"),
+            Output { code: None, .. } => f.write_str("killed by a signal"),
+        }
+    }
 }
 
 /// Running tools.
@@ -120,4 +139,17 @@ pub struct Seams<'a> {
     pub runner: &'a mut dyn Runner,
     pub netif: &'a mut dyn netif::Netif,
     pub watchdog: &'a mut dyn watchdog::WatchdogPort,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Output;
+
+    #[test]
+    fn how_a_command_ended_reads_as_words() {
+        let ended = |code, timed_out| Output { code, timed_out, ..Output::default() }.ended().to_string();
+        assert_eq!(ended(Some(1), false), "exit status 1");
+        assert_eq!(ended(None, false), "killed by a signal");
+        assert_eq!(ended(None, true), "timed out");
+    }
 }

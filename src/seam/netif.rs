@@ -2,15 +2,21 @@
 //!
 //! Narrow on purpose, one method per kernel operation: the planner asks
 //! for the current state (flags, MTU, addresses, routes, ethtool reads)
-//! and the applier sends single changes. Everything above a raw kernel
-//! call (the ethtool handshakes and fallbacks, the diffing) lives in
-//! `crate::net`, so the fakes only have to behave like a kernel and a
-//! driver. See `seam::real::netif` for the kernel side.
+//! and the applier sends single changes. ethtool is typed: each read
+//! returns the kernel's structure for its command, each change is one
+//! [`EthtoolSet`] request, so the recording fake lists the requests and
+//! dry-run prints their values; the byte buffers, the GLINKSETTINGS
+//! handshake and the GSTRINGS/GFEATURES sizing live in the real
+//! implementation only (`seam::real::ethtool`). The policy above a
+//! command (read-modify-write, the legacy fallbacks, the diffing) lives
+//! in `crate::net`.
 
+use std::fmt;
 use std::io;
 use std::net::IpAddr;
 
 use crate::config::types::{IfName, IpNet};
+use crate::sys::ethtool::{cmd, Coalesce, GetFeaturesBlock, LegacyCmd, LinkSettings, PauseParam, RingParam, SetFeaturesBlock};
 
 /// What the kernel says about a link (netdevice(7) ioctls).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,8 +36,8 @@ pub struct LinkState {
 }
 
 /// ARPHRD_ETHER and ARPHRD_LOOPBACK (include/uapi/linux/if_arp.h).
-pub const ARPHRD_ETHER: u16 = 1;
-pub const ARPHRD_LOOPBACK: u16 = 772;
+pub(crate) const ARPHRD_ETHER: u16 = 1;
+pub(crate) const ARPHRD_LOOPBACK: u16 = 772;
 
 /// A route in the main table (rtnetlink RTM_GETROUTE / RTM_NEWROUTE).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,8 +76,106 @@ pub trait Netif {
     fn routes(&mut self) -> io::Result<Vec<RouteEntry>>;
     /// Add or replace a route (RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE).
     fn replace_route(&mut self, route: &RouteEntry) -> io::Result<()>;
-    /// One SIOCETHTOOL call: `data` is the command structure (its first
-    /// u32 is the ETHTOOL_* command), read and written in place by the
-    /// driver. Returns the ioctl's non-negative result.
-    fn ethtool(&mut self, name: &IfName, data: &mut [u8]) -> io::Result<u32>;
+    /// ETHTOOL_GRINGPARAM.
+    fn ethtool_rings(&mut self, name: &IfName) -> io::Result<RingParam>;
+    /// ETHTOOL_GCOALESCE.
+    fn ethtool_coalesce(&mut self, name: &IfName) -> io::Result<Coalesce>;
+    /// ETHTOOL_GPAUSEPARAM.
+    fn ethtool_pause(&mut self, name: &IfName) -> io::Result<PauseParam>;
+    /// ETHTOOL_GLINKSETTINGS (4.6+), the `link_mode_masks_nwords`
+    /// handshake included.
+    fn ethtool_link_settings(&mut self, name: &IfName) -> io::Result<LinkModes>;
+    /// ETHTOOL_GSET, the deprecated one (kernels before 4.6).
+    fn ethtool_legacy_settings(&mut self, name: &IfName) -> io::Result<LegacyCmd>;
+    /// The ETH_SS_FEATURES table: ETHTOOL_GSSET_INFO, ETHTOOL_GSTRINGS,
+    /// then ETHTOOL_GFEATURES (2.6.39+; EOPNOTSUPP before).
+    fn ethtool_features(&mut self, name: &IfName) -> io::Result<Features>;
+    /// A legacy per-offload read: `get` is one of ETHTOOL_GTSO, GGSO, GGRO,
+    /// GRXCSUM, GTXCSUM, GSG (anything else: EINVAL).
+    fn ethtool_offload(&mut self, name: &IfName, get: u32) -> io::Result<bool>;
+    /// One change.
+    fn ethtool_set(&mut self, name: &IfName, change: &EthtoolSet) -> io::Result<()>;
+}
+
+/// ETHTOOL_GLINKSETTINGS's answer: the header and the link-mode bitmaps
+/// that follow it (supported, advertising, lp_advertising; `nwords` u32
+/// each), kept whole for the ETHTOOL_SLINKSETTINGS that writes it back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkModes {
+    pub settings: LinkSettings,
+    pub masks: Vec<u32>,
+}
+
+/// The ETH_SS_FEATURES table: the feature names (`rx-gro`) and their
+/// bits, 32 features a block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    pub names: Vec<String>,
+    pub blocks: Vec<GetFeaturesBlock>,
+}
+
+/// One ethtool change, one variant per ETHTOOL_S* command nasboot sends.
+/// The structure's `cmd` field is filled in by the implementation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EthtoolSet {
+    /// ETHTOOL_SRINGPARAM.
+    Rings(RingParam),
+    /// ETHTOOL_SCOALESCE.
+    Coalesce(Coalesce),
+    /// ETHTOOL_SPAUSEPARAM.
+    Pause(PauseParam),
+    /// ETHTOOL_SLINKSETTINGS.
+    LinkSettings(LinkModes),
+    /// ETHTOOL_SSET.
+    LegacySettings(LegacyCmd),
+    /// ETHTOOL_SFEATURES: the blocks' `valid` bits say which features
+    /// change. A driver that refuses one (ETHTOOL_F_UNSUPPORTED) gives
+    /// EOPNOTSUPP.
+    Features(Vec<SetFeaturesBlock>),
+    /// A legacy per-offload change: `set` is one of ETHTOOL_STSO, SGSO,
+    /// SGRO, SRXCSUM, STXCSUM, SSG.
+    Offload { set: u32, on: bool },
+}
+
+impl EthtoolSet {
+    /// The ETHTOOL_* command.
+    pub(crate) fn command(&self) -> u32 {
+        match self {
+            EthtoolSet::Rings(_) => cmd::SRINGPARAM,
+            EthtoolSet::Coalesce(_) => cmd::SCOALESCE,
+            EthtoolSet::Pause(_) => cmd::SPAUSEPARAM,
+            EthtoolSet::LinkSettings(_) => cmd::SLINKSETTINGS,
+            EthtoolSet::LegacySettings(_) => cmd::SSET,
+            EthtoolSet::Features(_) => cmd::SFEATURES,
+            EthtoolSet::Offload { set, .. } => *set,
+        }
+    }
+}
+
+/// The command and the values it sends, for dry runs and logs:
+/// `ETHTOOL_SRINGPARAM rx 512 tx 256`.
+impl fmt::Display for EthtoolSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(cmd::name(self.command()))?;
+        let on_off = |b: u32| if b != 0 { "on" } else { "off" };
+        match self {
+            EthtoolSet::Rings(r) => write!(f, " rx {} tx {}", r.rx_pending, r.tx_pending),
+            EthtoolSet::Coalesce(c) => write!(f, " rx-usecs {} tx-usecs {}", c.rx_coalesce_usecs, c.tx_coalesce_usecs),
+            EthtoolSet::Pause(p) => write!(f, " autoneg {} rx {} tx {}", on_off(p.autoneg), on_off(p.rx_pause), on_off(p.tx_pause)),
+            EthtoolSet::LinkSettings(LinkModes { settings: s, .. }) => {
+                write!(f, " speed {} duplex {} autoneg {}", s.speed, s.duplex, on_off(s.autoneg.into()))
+            }
+            EthtoolSet::LegacySettings(c) => {
+                let speed = u32::from(c.speed_hi) << 16 | u32::from(c.speed);
+                write!(f, " speed {speed} duplex {} autoneg {}", c.duplex, on_off(c.autoneg.into()))
+            }
+            EthtoolSet::Features(blocks) => {
+                for (i, b) in blocks.iter().enumerate().filter(|(_, b)| b.valid != 0) {
+                    write!(f, " block {i} valid {:#010x} requested {:#010x}", b.valid, b.requested)?;
+                }
+                Ok(())
+            }
+            EthtoolSet::Offload { on, .. } => write!(f, " {}", on_off((*on).into())),
+        }
+    }
 }

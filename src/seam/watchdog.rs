@@ -5,6 +5,7 @@
 //! `crate::watchdog::device`.
 
 use std::io;
+use std::os::fd::RawFd;
 use std::path::Path;
 
 /// `struct watchdog_info`, decoded.
@@ -55,8 +56,11 @@ pub trait WatchdogDevice {
 /// Opening watchdog devices.
 pub trait WatchdogPort {
     fn open(&mut self, path: &Path) -> io::Result<Box<dyn WatchdogDevice>>;
-    /// Take over a descriptor inherited from the previous holder (`WDTFD`).
-    fn adopt(&mut self, fd: i32) -> io::Result<Box<dyn WatchdogDevice>>;
+    /// Take over a descriptor inherited from the previous holder (`WDTFD`,
+    /// 3 or above): it must be open (EBADF) and answer WDIOC_GETSUPPORT
+    /// like a watchdog (ENOTTY: not one, left untouched); then it is owned
+    /// and closed on exec.
+    fn adopt(&mut self, fd: RawFd) -> io::Result<Box<dyn WatchdogDevice>>;
     /// Who holds `path` open (pid, command name), when /proc tells; for
     /// the EBUSY message.
     fn holder(&mut self, path: &Path) -> Option<(u32, String)>;

@@ -1,17 +1,20 @@
-//! The watchdog daemon's loop, generic over embedded-hal 0.2's
-//! `Watchdog` (feed), `WatchdogEnable` (re-arm on reload) and
-//! `WatchdogDisable` (the orderly stop), and over a [`Host`] that gives
+//! The watchdog daemon's loop, generic over the fallible [`Dog`] (feed,
+//! re-arm on reload, the orderly stop) and over a [`Host`] that gives
 //! time, signals, checks and repairs. A recording fake drives the tests.
+//!
+//! embedded-hal 0.2's watchdog traits were this seam once; they are
+//! infallible (`feed()` returns nothing), so the device had to log and
+//! count its own failures, and nothing else implements them here: the
+//! daemon now gets each error and reports it.
 //!
 //! One wake-up per interval: the host's `wait` returns at the next pet
 //! (sigtimedwait with the time left as timeout) or at a signal. The steady
 //! state (no checks configured) allocates nothing: see tests/alloc_tick.rs.
 
 use std::io;
+use std::path::Path;
 
-use embedded_hal::watchdog::{Watchdog, WatchdogDisable, WatchdogEnable};
-
-use super::device::{LinuxWatchdog, Secs};
+use super::device::Device;
 use super::health::{Failure, Policy, Step};
 use crate::config::watchdog::Watchdog as Config;
 
@@ -48,20 +51,68 @@ pub trait Host {
     fn settled(&mut self) {}
 }
 
-/// What the daemon needs from the device besides the embedded-hal traits.
-pub trait Dog: Watchdog + WatchdogEnable<Time = Secs> + WatchdogDisable {
+/// The watchdog the daemon pets. Every operation says how it went.
+pub trait Dog {
+    /// The device, for messages.
+    fn path(&self) -> &Path;
+    /// Pet once.
+    fn feed(&mut self) -> io::Result<()>;
+    /// (Re-)arm with a timeout in seconds (pets).
+    fn start(&mut self, secs: u32) -> io::Result<()>;
+    /// The orderly stop (magic close); `Ok(Some(why))` when it may not
+    /// have stopped the hardware.
+    fn disable(&mut self) -> io::Result<Option<&'static str>>;
     /// The timeout in use, when the driver told it.
     fn timeout(&self) -> Option<u32>;
     /// Exec `argv` with the device inherited; returns only on failure.
     fn handover(&mut self, argv: &[&str]) -> io::Error;
 }
 
-impl Dog for LinuxWatchdog {
+impl Dog for Device {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+    fn feed(&mut self) -> io::Result<()> {
+        Device::feed(self)
+    }
+    fn start(&mut self, secs: u32) -> io::Result<()> {
+        self.rearm(secs)
+    }
+    fn disable(&mut self) -> io::Result<Option<&'static str>> {
+        self.stop()
+    }
     fn timeout(&self) -> Option<u32> {
-        LinuxWatchdog::timeout(self)
+        Device::timeout(self)
     }
     fn handover(&mut self, argv: &[&str]) -> io::Error {
-        LinuxWatchdog::handover(self, argv)
+        Device::handover(self, argv)
+    }
+}
+
+/// Pet, and report a failure: the first of a run, then every 60th (the
+/// next pet tries again). Allocation-free.
+pub(crate) fn feed<W: Dog>(dog: &mut W, failures: &mut u32) -> bool {
+    match dog.feed() {
+        Ok(()) => {
+            *failures = 0;
+            true
+        }
+        Err(e) => {
+            if *failures % 60 == 0 {
+                log::error!("{}: pet failed ({} in a row): {e}", dog.path().display(), *failures + 1);
+            }
+            *failures = failures.saturating_add(1);
+            false
+        }
+    }
+}
+
+/// The orderly stop, reported.
+pub(crate) fn disable<W: Dog>(dog: &mut W) {
+    match dog.disable() {
+        Ok(None) => log::info!("{}: magic close: stopped", dog.path().display()),
+        Ok(Some(why)) => log::warn!("{}: magic close written, but {why}", dog.path().display()),
+        Err(e) => log::error!("{}: magic close failed: {e}; the board will reset", dog.path().display()),
     }
 }
 
@@ -76,7 +127,7 @@ pub enum Outcome {
 
 /// The pet interval in ms: the profile's (default timeout/2), at most half
 /// the timeout in use, at least 250 ms.
-pub fn interval_ms(cfg: &Config, timeout_in_use: Option<u32>) -> u64 {
+pub(crate) fn interval_ms(cfg: &Config, timeout_in_use: Option<u32>) -> u64 {
     let timeout = u64::from(timeout_in_use.unwrap_or(cfg.timeout.0).max(1));
     let half = timeout * 500;
     let wanted = cfg.interval.map_or(half, |i| u64::from(i.0) * 1000);
@@ -85,7 +136,7 @@ pub fn interval_ms(cfg: &Config, timeout_in_use: Option<u32>) -> u64 {
 
 /// Counters for the status line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
+pub(crate) struct Stats {
     pub pets: u64,
     pub wakeups: u64,
     pub checks_failed: u64,
@@ -99,12 +150,9 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
     let mut petting = true;
     let mut stats = Stats::default();
     let mut last_failure: Option<Failure> = None;
-    log::info!(
-        "petting every {} ms (timeout {})",
-        interval,
-        dog.timeout().map_or("unknown".to_string(), |t| format!("{t} s"))
-    );
-    dog.feed();
+    log::info!("petting every {} ms (timeout {})", interval, dog.timeout().map_or("unknown".to_string(), |t| format!("{t} s")));
+    let mut failures = 0;
+    feed(dog, &mut failures);
     stats.pets += 1;
     let mut next = host.now_ms() + interval;
     loop {
@@ -122,13 +170,8 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
                 } else if last_failure.take().is_some() {
                     log::warn!("health checks pass again");
                 }
-                let step = policy.update(
-                    healthy,
-                    now,
-                    u64::from(cfg.retry_timeout()) * 1000,
-                    cfg.max_repairs(),
-                    !cfg.repair_command.is_empty(),
-                );
+                let step =
+                    policy.update(healthy, now, u64::from(cfg.retry_timeout()) * 1000, cfg.max_repairs(), !cfg.repair_command.is_empty());
                 match step {
                     Step::Healthy | Step::Failing => {}
                     Step::Repair => {
@@ -137,17 +180,14 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
                     }
                     Step::GiveUp => {
                         let why = last_failure.clone().expect("a failure");
-                        log::error!(
-                            "giving up after {} repair(s): {why}; petting stops, the watchdog resets the board",
-                            policy.repairs()
-                        );
+                        log::error!("giving up after {} repair(s): {why}; petting stops, the watchdog resets the board", policy.repairs());
                         host.give_up(&why);
                         petting = false;
                     }
                 }
             }
             if petting {
-                dog.feed();
+                feed(dog, &mut failures);
                 stats.pets += 1;
             }
             if stats.pets == 2 {
@@ -163,14 +203,16 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
         match host.wait(next - now) {
             None => {}
             Some(Sig::Stop) => {
-                dog.disable();
+                disable(dog);
                 host.stopped();
                 return if petting { Outcome::Stopped } else { Outcome::StoppedAfterGivingUp };
             }
             Some(Sig::Reload) => {
                 if let Some(new) = host.reload() {
                     if new.timeout != cfg.timeout {
-                        dog.start(Secs(new.timeout.0));
+                        if let Err(e) = dog.start(new.timeout.0) {
+                            log::error!("{}: re-arming with a {} s timeout: {e}", dog.path().display(), new.timeout.0);
+                        }
                     }
                     cfg = new;
                     checks = cfg.has_checks();
@@ -194,7 +236,7 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
                     let _ = argv.push(program);
                     argv.extend(args.iter().copied());
                     log::warn!("handing the watchdog over to {program} (WDTFD)");
-                    dog.feed();
+                    feed(dog, &mut failures);
                     let e = dog.handover(&argv);
                     log::error!("hand-over to {program} failed: {e}; petting on");
                 }
@@ -215,25 +257,23 @@ mod tests {
         log: Vec<String>,
         timeout: Option<u32>,
     }
-    impl Watchdog for Dog {
-        fn feed(&mut self) {
-            self.log.push("feed".into());
+    impl super::Dog for Dog {
+        fn path(&self) -> &Path {
+            Path::new("/dev/watchdog0")
         }
-    }
-    impl WatchdogEnable for Dog {
-        type Time = Secs;
-        fn start<T: Into<Secs>>(&mut self, period: T) {
-            let Secs(t) = period.into();
+        fn feed(&mut self) -> io::Result<()> {
+            self.log.push("feed".into());
+            Ok(())
+        }
+        fn start(&mut self, t: u32) -> io::Result<()> {
             self.timeout = Some(t);
             self.log.push(format!("start {t}"));
+            Ok(())
         }
-    }
-    impl WatchdogDisable for Dog {
-        fn disable(&mut self) {
+        fn disable(&mut self) -> io::Result<Option<&'static str>> {
             self.log.push("disable".into());
+            Ok(None)
         }
-    }
-    impl super::Dog for Dog {
         fn timeout(&self) -> Option<u32> {
             self.timeout
         }
@@ -337,10 +377,8 @@ mod tests {
     #[test]
     fn reload_rearms_with_the_new_timeout_and_handover_runs_the_command() {
         let mut dog = Dog { timeout: Some(10), ..Dog::default() };
-        let mut host = FakeHost {
-            signals: [(1_000, Sig::Reload), (2_000, Sig::Handover), (3_000, Sig::Stop)].into(),
-            ..FakeHost::default()
-        };
+        let mut host =
+            FakeHost { signals: [(1_000, Sig::Reload), (2_000, Sig::Handover), (3_000, Sig::Stop)].into(), ..FakeHost::default() };
         let mut new = cfg("handover_command = [\"/sbin/upgrade\", \"-n\"]\n");
         new.timeout = crate::config::watchdog::Seconds(4);
         host.reload_to = Some(new);

@@ -1,8 +1,8 @@
-//! [`LinuxWatchdog`]: an open Linux watchdog device behind the
-//! [`WatchdogDevice`] seam, implementing embedded-hal 0.2's `Watchdog`,
-//! `WatchdogEnable` and `WatchdogDevice` traits, plus what those
-//! infallible traits cannot say (`try_feed`, the timeout really in use,
-//! what the driver told us).
+//! [`Device`]: an open Linux watchdog device behind the
+//! [`WatchdogDevice`] seam (real, dry-run or fake): what the driver told
+//! us, the timeout really in use, the petting fallbacks. Every operation
+//! returns its error; the daemon's [`Dog`](super::daemon::Dog) trait is
+//! implemented on it in `daemon.rs`.
 //!
 //! Follows drivers/watchdog/watchdog_dev.c: one opener at a time (EBUSY),
 //! any write pets, a 'V' arms release-on-close, WDIOC_SETTIMEOUT pets and
@@ -12,41 +12,43 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use embedded_hal::watchdog::{Watchdog, WatchdogDisable, WatchdogEnable};
 use nix::libc;
 
-use super::ioctl::{self, WDIOF_CARDRESET, WDIOF_MAGICCLOSE, WDIOF_SETTIMEOUT, WDIOS_DISABLECARD, WDIOS_ENABLECARD};
 use crate::paths;
 use crate::seam::watchdog::{Support, WatchdogDevice, WatchdogPort};
 use crate::seam::Files;
-
-/// Seconds, the `WatchdogEnable::Time` of a Linux watchdog.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Secs(pub u32);
-
-impl From<u32> for Secs {
-    fn from(s: u32) -> Secs {
-        Secs(s)
-    }
-}
+use crate::sys::watchdog::{self as ioctl, WDIOF_CARDRESET, WDIOF_MAGICCLOSE, WDIOF_SETTIMEOUT, WDIOS_DISABLECARD, WDIOS_ENABLECARD};
 
 /// Timeouts tried, nearest first, when the driver rejects the one asked
 /// for and sysfs does not give its limits (watchdog 5.x falls back to
 /// 3/5/10 s; ath79 stops near 21 s, mpc8xxx starts at its hardware period).
-pub const KNOWN_TIMEOUTS: [u32; 11] = [1, 2, 3, 5, 10, 15, 20, 30, 60, 120, 300];
+pub(crate) const KNOWN_TIMEOUTS: [u32; 11] = [1, 2, 3, 5, 10, 15, 20, 30, 60, 120, 300];
 
 /// Why a device could not be opened.
 #[derive(Debug)]
 pub enum OpenError {
     /// Another process holds it (one opener at a time).
-    Busy { path: PathBuf, holder: Option<(u32, String)> },
+    Busy {
+        path: PathBuf,
+        holder: Option<(u32, String)>,
+    },
     /// None of the candidates exists.
-    Missing { tried: String },
+    Missing {
+        tried: String,
+    },
     /// It is no watchdog: WDIOC_GETSUPPORT gave ENOTTY. Nothing was written.
-    NotWatchdog { path: PathBuf },
+    NotWatchdog {
+        path: PathBuf,
+    },
     /// An inherited WDTFD was not usable.
-    Adopt { fd: i32, error: io::Error },
-    Other { path: PathBuf, error: io::Error },
+    Adopt {
+        fd: i32,
+        error: io::Error,
+    },
+    Other {
+        path: PathBuf,
+        error: io::Error,
+    },
 }
 
 impl fmt::Display for OpenError {
@@ -61,14 +63,33 @@ impl fmt::Display for OpenError {
                 path.display()
             ),
             OpenError::Missing { tried } => write!(f, "no watchdog device: tried {tried} (is the driver loaded?)"),
-            OpenError::NotWatchdog { path } => write!(
+            OpenError::NotWatchdog { path } => {
+                write!(f, "{}: not a watchdog device (WDIOC_GETSUPPORT: inappropriate ioctl); closed without writing", path.display())
+            }
+            OpenError::Adopt { fd, error } if error.raw_os_error() == Some(libc::ENOTTY) => write!(
                 f,
-                "{}: not a watchdog device (WDIOC_GETSUPPORT: inappropriate ioctl); closed without writing",
-                path.display()
+                "WDTFD={fd}: cannot adopt the inherited watchdog descriptor: it is not a watchdog (WDIOC_GETSUPPORT: {error}); left untouched"
             ),
             OpenError::Adopt { fd, error } => write!(f, "WDTFD={fd}: cannot adopt the inherited watchdog descriptor: {error}"),
             OpenError::Other { path, error } => write!(f, "{}: {error}", path.display()),
         }
+    }
+}
+
+impl std::error::Error for OpenError {
+    /// The system call's error, where there was one.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            OpenError::Adopt { error, .. } | OpenError::Other { error, .. } => Some(error),
+            OpenError::Busy { .. } | OpenError::Missing { .. } | OpenError::NotWatchdog { .. } => None,
+        }
+    }
+}
+
+impl crate::exit::ExitStatus for OpenError {
+    /// 1: the device could not be had (`nasboot watchdog`'s documented status).
+    fn exit_status(&self) -> crate::exit::Status {
+        crate::exit::Status::Failure
     }
 }
 
@@ -99,9 +120,7 @@ impl Info {
             return Some("nowayout is set: the kernel will not stop it, the board resets unless something keeps petting");
         }
         let Some(s) = self.support.as_ref() else {
-            return self
-                .query_errno
-                .map(|_| "the driver could not be queried, so whether it stopped is unknown");
+            return self.query_errno.map(|_| "the driver could not be queried, so whether it stopped is unknown");
         };
         if s.identity().contains("mpc8xxx") {
             return Some("mpc8xxx_wdt can never be stopped once enabled; after close the kernel keeps petting it");
@@ -120,11 +139,7 @@ impl fmt::Display for Info {
                 write!(f, "\"{}\" firmware {} options ", s.identity(), s.firmware_version)?;
                 ioctl::option_names(s.options, f)?;
             }
-            (None, Some(e)) => write!(
-                f,
-                "the driver could not be queried ({}); petting with write()",
-                io::Error::from_raw_os_error(e)
-            )?,
+            (None, Some(e)) => write!(f, "the driver could not be queried ({}); petting with write()", io::Error::from_raw_os_error(e))?,
             (None, None) => f.write_str("the driver was not queried")?,
         }
         match self.card_reset() {
@@ -143,7 +158,7 @@ impl fmt::Display for Info {
 }
 
 /// An open watchdog device.
-pub struct LinuxWatchdog {
+pub struct Device {
     dev: Box<dyn WatchdogDevice>,
     /// The device path (or `WDTFD=<fd>`), for messages.
     pub path: PathBuf,
@@ -152,7 +167,7 @@ pub struct LinuxWatchdog {
     timeout: Option<u32>,
     /// WDIOC_KEEPALIVE is not available: pet with write().
     write_only: bool,
-    /// Consecutive failed pets, to log the first and then every 60th.
+    /// Consecutive failed apply-time pets, to log the first and then every 60th.
     failures: u32,
     /// An orderly stop was done.
     disabled: bool,
@@ -163,7 +178,7 @@ fn is_no_ioctl(e: &io::Error) -> bool {
 }
 
 /// Open the profile's device, or /dev/watchdog0 then /dev/watchdog.
-pub fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<LinuxWatchdog, OpenError> {
+pub(crate) fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<Device, OpenError> {
     let candidates: &[&str] = &paths::WATCHDOG_DEVICES;
     let mut tried = String::new();
     let one;
@@ -176,7 +191,7 @@ pub fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<LinuxW
     };
     for path in list {
         match port.open(path) {
-            Ok(dev) => return Ok(LinuxWatchdog::new(dev, path.to_path_buf())),
+            Ok(dev) => return Ok(Device::new(dev, path.to_path_buf())),
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
                 return Err(OpenError::Busy { path: path.to_path_buf(), holder: port.holder(path) });
             }
@@ -192,16 +207,54 @@ pub fn open(port: &mut dyn WatchdogPort, device: Option<&Path>) -> Result<LinuxW
     Err(OpenError::Missing { tried })
 }
 
+/// A `WDTFD` value that names no descriptor to adopt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum BadWdtfd {
+    /// Not a number.
+    NotANumber(String),
+    /// 0, 1 or 2: a hand-over never passes standard input, output or error.
+    Standard(i32),
+}
+
+impl fmt::Display for BadWdtfd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadWdtfd::NotANumber(v) => write!(f, "WDTFD=\"{}\" is not a file descriptor number", v.escape_debug()),
+            BadWdtfd::Standard(fd) => {
+                let which = ["standard input", "standard output", "standard error"][*fd as usize];
+                write!(f, "WDTFD={fd} is {which}, not a watchdog descriptor handed over (those are 3 and above)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BadWdtfd {}
+
+impl crate::exit::ExitStatus for BadWdtfd {
+    /// 2: bad input, nothing was touched.
+    fn exit_status(&self) -> crate::exit::Status {
+        crate::exit::Status::Usage
+    }
+}
+
+/// The descriptor number in a `WDTFD` value (as procd's watchdog.c
+/// reads it), refusing the standard descriptors.
+pub(crate) fn wdtfd(value: &str) -> Result<i32, BadWdtfd> {
+    match value.trim().parse::<i32>() {
+        Ok(fd @ 0..=2) => Err(BadWdtfd::Standard(fd)),
+        Ok(fd) if fd > 2 => Ok(fd),
+        _ => Err(BadWdtfd::NotANumber(value.to_string())),
+    }
+}
+
 /// Take over a descriptor handed on in `WDTFD`.
-pub fn adopt(port: &mut dyn WatchdogPort, fd: i32) -> Result<LinuxWatchdog, OpenError> {
-    port.adopt(fd)
-        .map(|dev| LinuxWatchdog::new(dev, PathBuf::from(format!("WDTFD={fd}"))))
-        .map_err(|error| OpenError::Adopt { fd, error })
+pub(crate) fn adopt(port: &mut dyn WatchdogPort, fd: i32) -> Result<Device, OpenError> {
+    port.adopt(fd).map(|dev| Device::new(dev, PathBuf::from(format!("WDTFD={fd}")))).map_err(|error| OpenError::Adopt { fd, error })
 }
 
 /// The sysfs class directory of a device path: /dev/watchdogN is
 /// watchdogN; the legacy /dev/watchdog is watchdog0.
-pub fn sysfs_dir(path: &Path) -> PathBuf {
+pub(crate) fn sysfs_dir(path: &Path) -> PathBuf {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let name = if name.starts_with("watchdog") && name.len() > "watchdog".len() { name } else { "watchdog0" };
     Path::new(paths::SYS_CLASS_WATCHDOG).join(name)
@@ -215,7 +268,7 @@ fn read_u32(files: &mut dyn Files, path: &Path) -> Option<u32> {
 
 /// The timeouts to try, nearest to the request first: the request clamped
 /// to the known limits, then [`KNOWN_TIMEOUTS`] within them.
-pub fn timeout_candidates(requested: u32, min: Option<u32>, max: Option<u32>) -> heapless::Vec<u32, 12> {
+pub(crate) fn timeout_candidates(requested: u32, min: Option<u32>, max: Option<u32>) -> heapless::Vec<u32, 12> {
     let lo = min.unwrap_or(1).max(1);
     let hi = max.unwrap_or(u32::MAX).max(lo);
     let first = requested.clamp(lo, hi);
@@ -229,9 +282,9 @@ pub fn timeout_candidates(requested: u32, min: Option<u32>, max: Option<u32>) ->
     out
 }
 
-impl LinuxWatchdog {
-    pub fn new(dev: Box<dyn WatchdogDevice>, path: PathBuf) -> LinuxWatchdog {
-        LinuxWatchdog { dev, path, info: Info::default(), timeout: None, write_only: false, failures: 0, disabled: false }
+impl Device {
+    pub fn new(dev: Box<dyn WatchdogDevice>, path: PathBuf) -> Device {
+        Device { dev, path, info: Info::default(), timeout: None, write_only: false, failures: 0, disabled: false }
     }
 
     /// The timeout the driver uses, when it told us.
@@ -322,7 +375,7 @@ impl LinuxWatchdog {
 
     /// Pet once: WDIOC_KEEPALIVE, or write() when the ioctl is not there
     /// (ENOTTY, ENOSYS under qemu-user, EINVAL). Allocation-free.
-    pub fn try_feed(&mut self) -> io::Result<()> {
+    pub fn feed(&mut self) -> io::Result<()> {
         if !self.write_only {
             match self.dev.keepalive() {
                 Ok(()) => return Ok(()),
@@ -351,15 +404,37 @@ impl LinuxWatchdog {
         }
     }
 
+    /// WDIOC_SETOPTIONS where the driver answered WDIOC_GETSUPPORT; a
+    /// driver without it (ENOTTY, EINVAL...) is left to the magic close.
+    fn set_card(&mut self, option: u32) -> io::Result<()> {
+        if self.info.support.is_none() {
+            return Ok(());
+        }
+        match self.dev.set_options(option) {
+            Err(e) if !is_no_ioctl(&e) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
     /// Orderly stop: 'V' (release on close), then WDIOS_DISABLECARD where
     /// the driver has it. Returns why it may not have stopped, if known.
     pub fn stop(&mut self) -> io::Result<Option<&'static str>> {
         self.disabled = true;
         self.dev.write(b"V")?;
-        if self.info.support.is_some() {
-            let _ = self.dev.set_options(WDIOS_DISABLECARD);
+        if let Err(e) = self.set_card(WDIOS_DISABLECARD) {
+            log::warn!("{}: WDIOS_DISABLECARD: {e}", self.path.display());
+            return Ok(Some("WDIOS_DISABLECARD failed: only the magic close can stop it"));
         }
         Ok(self.info.cannot_stop())
+    }
+
+    /// (Re-)arm with a timeout: WDIOS_ENABLECARD, then the clamped
+    /// WDIOC_SETTIMEOUT (which pets), then a pet.
+    pub fn rearm(&mut self, secs: u32) -> io::Result<()> {
+        self.disabled = false;
+        self.set_card(WDIOS_ENABLECARD)?;
+        self.set_timeout(secs);
+        self.feed()
     }
 
     /// Whether an orderly stop was done.
@@ -372,9 +447,12 @@ impl LinuxWatchdog {
         self.dev.exec_handover(argv)
     }
 
-    /// The apply-time pet: failures are logged, the next pet tries again.
+    /// The apply-time pet: failures are logged (the first, then every
+    /// 60th in a row), the next pet tries again.
     pub fn pet(&mut self) {
-        self.feed();
+        let mut failures = self.failures;
+        super::daemon::feed(self, &mut failures);
+        self.failures = failures;
     }
 
     /// Orderly close for `apply`: magic close, then close.
@@ -383,45 +461,6 @@ impl LinuxWatchdog {
             log::warn!("{}: {why}", self.path.display());
         }
         Ok(())
-    }
-}
-
-impl Watchdog for LinuxWatchdog {
-    fn feed(&mut self) {
-        match self.try_feed() {
-            Ok(()) => self.failures = 0,
-            Err(e) => {
-                if self.failures % 60 == 0 {
-                    log::error!("{}: pet failed ({} in a row): {e}", self.path.display(), self.failures + 1);
-                }
-                self.failures = self.failures.saturating_add(1);
-            }
-        }
-    }
-}
-
-impl WatchdogEnable for LinuxWatchdog {
-    type Time = Secs;
-    /// (Re-)arm with a timeout: WDIOS_ENABLECARD, then the clamped
-    /// WDIOC_SETTIMEOUT (which pets), then a pet.
-    fn start<T: Into<Secs>>(&mut self, period: T) {
-        let Secs(t) = period.into();
-        self.disabled = false;
-        if self.info.support.is_some() {
-            let _ = self.dev.set_options(WDIOS_ENABLECARD);
-        }
-        self.set_timeout(t);
-        self.feed();
-    }
-}
-
-impl WatchdogDisable for LinuxWatchdog {
-    fn disable(&mut self) {
-        match self.stop() {
-            Ok(None) => log::info!("{}: magic close: stopped", self.path.display()),
-            Ok(Some(why)) => log::warn!("{}: magic close written, but {why}", self.path.display()),
-            Err(e) => log::error!("{}: magic close failed: {e}; the board will reset", self.path.display()),
-        }
     }
 }
 
@@ -435,6 +474,31 @@ mod tests {
         b.watchdog.devices.insert("/dev/watchdog0".into());
         b.watchdog.devices.insert("/dev/watchdog".into());
         b
+    }
+
+    #[test]
+    fn wdtfd_refuses_the_standard_descriptors_and_non_numbers() {
+        assert_eq!(wdtfd(" 3\n"), Ok(3));
+        assert_eq!(wdtfd("1"), Err(BadWdtfd::Standard(1)));
+        assert_eq!(
+            wdtfd("1").unwrap_err().to_string(),
+            "WDTFD=1 is standard output, not a watchdog descriptor handed over (those are 3 and above)"
+        );
+        assert_eq!(wdtfd("0"), Err(BadWdtfd::Standard(0)));
+        assert_eq!(wdtfd("-4"), Err(BadWdtfd::NotANumber("-4".into())));
+        assert_eq!(wdtfd("abc").unwrap_err().to_string(), "WDTFD=\"abc\" is not a file descriptor number");
+    }
+
+    #[test]
+    fn an_inherited_descriptor_that_is_no_watchdog_is_refused() {
+        let mut b = board();
+        b.watchdog.inherited.insert(5);
+        b.watchdog.driver.borrow_mut().ioctl_errno = Some(libc::ENOTTY);
+        let e = adopt(&mut b.watchdog, 5).err().unwrap();
+        assert!(matches!(&e, OpenError::Adopt { fd: 5, error } if error.raw_os_error() == Some(libc::ENOTTY)), "{e}");
+        let shown = e.to_string();
+        assert!(shown.contains(": it is not a watchdog (WDIOC_GETSUPPORT: ") && shown.ends_with("); left untouched"), "{shown}");
+        assert!(b.effects().is_empty(), "nothing adopted, nothing written");
     }
 
     #[test]
@@ -460,10 +524,7 @@ mod tests {
         let mut b = board();
         b.watchdog.busy = Some((321, "watchdog".into()));
         let e = open(&mut b.watchdog, Some(Path::new("/dev/watchdog0"))).err().unwrap();
-        assert_eq!(
-            e.to_string(),
-            "/dev/watchdog0: busy: process 321 (watchdog) holds it open; only one process may pet a watchdog"
-        );
+        assert_eq!(e.to_string(), "/dev/watchdog0: busy: process 321 (watchdog) holds it open; only one process may pet a watchdog");
     }
 
     #[test]
@@ -512,8 +573,8 @@ mod tests {
         assert!(dog.write_only());
         assert!(dog.info.to_string().contains("could not be queried"), "{}", dog.info);
         assert_eq!(dog.set_timeout(10), None);
-        dog.try_feed().unwrap();
-        dog.try_feed().unwrap();
+        dog.feed().unwrap();
+        dog.feed().unwrap();
         assert_eq!(b.watchdog.driver.borrow().pets, 2);
         assert_eq!(b.effects().last().unwrap(), "write /dev/watchdog0 \"\\0\"");
         assert_eq!(dog.stop().unwrap(), Some("the driver could not be queried, so whether it stopped is unknown"));
@@ -525,9 +586,9 @@ mod tests {
         let mut b = board();
         let mut dog = open(&mut b.watchdog, None).unwrap();
         dog.query(&mut b.files).unwrap();
-        dog.feed();
+        dog.feed().unwrap();
         b.watchdog.driver.borrow_mut().ioctl_errno = Some(libc::EINVAL);
-        dog.feed();
+        dog.feed().unwrap();
         assert!(dog.write_only());
         assert_eq!(b.watchdog.driver.borrow().pets, 2);
     }
@@ -547,8 +608,8 @@ mod tests {
     fn armed_then_stopped(b: &mut FakeBoard) {
         let mut dog = open(&mut b.watchdog, None).unwrap();
         dog.query(&mut b.files).unwrap();
-        dog.start(5u32);
-        dog.disable();
+        dog.rearm(5).unwrap();
+        assert_eq!(dog.stop().unwrap(), None);
     }
 
     #[test]

@@ -18,15 +18,41 @@ use crate::seam::{Cmd, Files, Runner};
 /// A failed check, with what was seen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
-    Load { minutes: u8, seen: u32, max: u32 },
-    Memory { available_kb: u64, min_kb: u64 },
-    Pidfile { path: PathBuf, why: String },
-    Heartbeat { path: PathBuf, why: String },
-    Rx { interface: String, bytes: u64 },
-    Temperature { path: PathBuf, millideg: i64, max: u32 },
-    Test { program: String, why: String },
+    Load {
+        minutes: u8,
+        seen: u32,
+        max: u32,
+    },
+    Memory {
+        available_kb: u64,
+        min_kb: u64,
+    },
+    Pidfile {
+        path: PathBuf,
+        why: String,
+    },
+    Heartbeat {
+        path: PathBuf,
+        why: String,
+    },
+    Rx {
+        interface: String,
+        bytes: u64,
+    },
+    Temperature {
+        path: PathBuf,
+        millideg: i64,
+        max: u32,
+    },
+    Test {
+        program: String,
+        why: String,
+    },
     /// A file a check needs could not be read.
-    Unreadable { path: PathBuf, why: String },
+    Unreadable {
+        path: PathBuf,
+        why: String,
+    },
 }
 
 impl fmt::Display for Failure {
@@ -53,7 +79,7 @@ impl fmt::Display for Failure {
 
 /// State kept between checks (the last receive counter).
 #[derive(Clone, Debug, Default)]
-pub struct Checker {
+pub(crate) struct Checker {
     last_rx: Option<u64>,
 }
 
@@ -73,14 +99,14 @@ fn parse_hundredths(s: &str) -> Option<u32> {
 }
 
 /// Split an argv into program and arguments without allocating.
-pub fn split_argv(argv: &Argv) -> Option<(&str, heapless::Vec<&str, { crate::config::watchdog::MAX_ARGV }>)> {
+pub(crate) fn split_argv(argv: &Argv) -> Option<(&str, heapless::Vec<&str, { crate::config::watchdog::MAX_ARGV }>)> {
     let (program, rest) = argv.split_first()?;
     Some((program.as_str(), rest.iter().map(|s| s.as_str()).collect()))
 }
 
 impl Checker {
     /// Run every configured check; the first failure is returned.
-    pub fn check(
+    pub(crate) fn check(
         &mut self,
         w: &Watchdog,
         files: &mut dyn Files,
@@ -115,9 +141,7 @@ impl Checker {
         }
         for pidfile in &w.pidfiles {
             let path = pidfile.as_path();
-            let text = files
-                .read(path)
-                .map_err(|e| Failure::Pidfile { path: path.into(), why: format!("cannot read: {e}") })?;
+            let text = files.read(path).map_err(|e| Failure::Pidfile { path: path.into(), why: format!("cannot read: {e}") })?;
             let text = String::from_utf8_lossy(&text);
             let pid: u32 = text
                 .trim()
@@ -131,9 +155,7 @@ impl Checker {
         }
         if let Some(hb) = &w.heartbeat_file {
             let path = hb.as_path();
-            let mtime = files
-                .modified(path)
-                .map_err(|e| Failure::Heartbeat { path: path.into(), why: format!("cannot stat: {e}") })?;
+            let mtime = files.modified(path).map_err(|e| Failure::Heartbeat { path: path.into(), why: format!("cannot stat: {e}") })?;
             let age = wall_now.duration_since(mtime).unwrap_or(Duration::ZERO);
             let max = w.heartbeat_max_age();
             if age > Duration::from_secs(u64::from(max)) {
@@ -172,11 +194,7 @@ impl Checker {
                 return Err(Failure::Test { program: program.into(), why: format!("hung; killed after {} s", timeout.as_secs()) });
             }
             if !out.success() {
-                let why = match out.code {
-                    Some(c) => format!("exit status {c}"),
-                    None => "killed by a signal".into(),
-                };
-                return Err(Failure::Test { program: program.into(), why });
+                return Err(Failure::Test { program: program.into(), why: out.ended().to_string() });
             }
         }
         Ok(())
@@ -184,7 +202,7 @@ impl Checker {
 }
 
 /// Run the repair program; true when it exited 0.
-pub fn repair(w: &Watchdog, runner: &mut dyn Runner) -> bool {
+pub(crate) fn repair(w: &Watchdog, runner: &mut dyn Runner) -> bool {
     let Some((program, args)) = split_argv(&w.repair_command) else { return false };
     let timeout = Duration::from_secs(u64::from(w.repair_timeout()));
     match runner.run(&Cmd { program, args: &args, stdin: None, timeout }) {
@@ -197,7 +215,7 @@ pub fn repair(w: &Watchdog, runner: &mut dyn Runner) -> bool {
             false
         }
         Ok(out) => {
-            log::error!("repair command {program} failed: exit status {:?}", out.code);
+            log::error!("repair command {program} failed: {}", out.ended());
             false
         }
         Err(e) => {
@@ -209,7 +227,7 @@ pub fn repair(w: &Watchdog, runner: &mut dyn Runner) -> bool {
 
 /// What the policy says to do after a check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     Healthy,
     /// Failing, still within the retry timeout: keep petting.
     Failing,
@@ -221,14 +239,14 @@ pub enum Step {
 
 /// The repair policy's state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Policy {
+pub(crate) struct Policy {
     failing_since_ms: Option<u64>,
     repairs: u32,
 }
 
 impl Policy {
     /// Advance with one check result at `now_ms` (monotonic).
-    pub fn update(&mut self, healthy: bool, now_ms: u64, retry_ms: u64, max_repairs: u32, can_repair: bool) -> Step {
+    pub(crate) fn update(&mut self, healthy: bool, now_ms: u64, retry_ms: u64, max_repairs: u32, can_repair: bool) -> Step {
         if healthy {
             *self = Policy::default();
             return Step::Healthy;
@@ -246,7 +264,7 @@ impl Policy {
         Step::GiveUp
     }
 
-    pub fn repairs(&self) -> u32 {
+    pub(crate) fn repairs(&self) -> u32 {
         self.repairs
     }
 }
@@ -259,11 +277,7 @@ mod tests {
     use crate::seam::Output;
 
     fn wd() -> Watchdog {
-        *crate::config::parse_bytes("t.toml", b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\n")
-            .unwrap()
-            .profile
-            .watchdog
-            .unwrap()
+        *crate::config::parse_bytes("t.toml", b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\n").unwrap().profile.watchdog.unwrap()
     }
 
     fn check(b: &mut FakeBoard, w: &Watchdog, c: &mut Checker) -> Result<(), Failure> {

@@ -37,17 +37,17 @@ use crate::paths;
 use crate::seam::Files;
 
 /// Boots remembered.
-pub const MAX_ENTRIES: usize = 16;
+pub(crate) const MAX_ENTRIES: usize = 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cause {
+pub(crate) enum Cause {
     CardReset,
     Normal,
     Unknown,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum End {
+pub(crate) enum End {
     Running,
     Clean,
     Unclean,
@@ -55,7 +55,7 @@ pub enum End {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub boot_id: heapless::String<16>,
     pub time: u64,
     pub cause: Cause,
@@ -69,7 +69,7 @@ impl Entry {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct History {
+pub(crate) struct History {
     pub entries: heapless::Vec<Entry, MAX_ENTRIES>,
 }
 
@@ -97,7 +97,7 @@ impl fmt::Display for End {
 impl History {
     /// Parse the file; lines that do not parse are dropped (the file is
     /// ours, a torn or hand-edited line must not stop the boot).
-    pub fn parse(text: &str) -> History {
+    pub(crate) fn parse(text: &str) -> History {
         let mut h = History::default();
         for line in text.lines() {
             let mut w = line.split_whitespace();
@@ -132,7 +132,7 @@ impl History {
         let _ = self.entries.push(e);
     }
 
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut s = String::from("# nasboot resets: boot_id unix_time cause end\n");
         for e in &self.entries {
             let _ = writeln!(s, "{} {} {} {}", e.boot_id, e.time, e.cause, e.end);
@@ -142,7 +142,7 @@ impl History {
 
     /// Note this boot. A previous boot still `running` ended uncleanly.
     /// Nothing changes when this boot is already the last entry.
-    pub fn begin(&mut self, boot_id: &str, now: u64) {
+    pub(crate) fn begin(&mut self, boot_id: &str, now: u64) {
         let id: heapless::String<16> = boot_id.chars().filter(|c| c.is_ascii_alphanumeric()).take(16).collect();
         if self.entries.last().is_some_and(|e| e.boot_id == id) {
             return;
@@ -156,7 +156,7 @@ impl History {
     }
 
     /// What the driver says about this boot's start.
-    pub fn set_cause(&mut self, card_reset: Option<bool>) {
+    pub(crate) fn set_cause(&mut self, card_reset: Option<bool>) {
         if let Some(last) = self.entries.last_mut() {
             last.cause = match card_reset {
                 Some(true) => Cause::CardReset,
@@ -167,14 +167,14 @@ impl History {
     }
 
     /// How this boot ends.
-    pub fn set_end(&mut self, end: End) {
+    pub(crate) fn set_end(&mut self, end: End) {
         if let Some(last) = self.entries.last_mut() {
             last.end = end;
         }
     }
 
     /// Resets in a row, just before this boot, within `window` seconds of `now`.
-    pub fn recent_resets(&self, now: u64, window: u32) -> u32 {
+    pub(crate) fn recent_resets(&self, now: u64, window: u32) -> u32 {
         let n = self.entries.len();
         self.entries
             .iter()
@@ -188,7 +188,7 @@ impl History {
 /// The safe profile: LAN-only firewall (on even if the profile turns it
 /// off), nothing open to the WAN, no forwarding, no NFS exports; the
 /// watchdog stays on with its timeout but without checks or repairs.
-pub fn safe_profile(mut s: Profile) -> Profile {
+pub(crate) fn safe_profile(mut s: Profile) -> Profile {
     let fw = &mut s.firewall;
     if fw.profile == FwProfile::Off {
         fw.profile = FwProfile::Stateless;
@@ -216,7 +216,7 @@ pub fn safe_profile(mut s: Profile) -> Profile {
 }
 
 /// Whether the board is in a boot loop: Some(resets) when it is.
-pub fn boot_loop(p: &Profile, h: &History, now: u64) -> Option<u32> {
+pub(crate) fn boot_loop(p: &Profile, h: &History, now: u64) -> Option<u32> {
     let w = p.watchdog.as_ref()?;
     let limit = w.boot_loop_resets();
     let n = h.recent_resets(now, w.boot_loop_window());
@@ -224,32 +224,32 @@ pub fn boot_loop(p: &Profile, h: &History, now: u64) -> Option<u32> {
 }
 
 /// This boot's id (/proc/sys/kernel/random/boot_id, first 8 hex digits).
-pub fn boot_id(files: &mut dyn Files) -> String {
+pub(crate) fn boot_id(files: &mut dyn Files) -> String {
     files
         .read(Path::new("/proc/sys/kernel/random/boot_id"))
         .map(|b| String::from_utf8_lossy(&b).chars().filter(|c| c.is_ascii_hexdigit()).take(8).collect())
         .unwrap_or_default()
 }
 
-pub fn load(files: &mut dyn Files) -> History {
+pub(crate) fn load(files: &mut dyn Files) -> History {
     files.read(Path::new(paths::RESET_HISTORY)).map(|b| History::parse(&String::from_utf8_lossy(&b))).unwrap_or_default()
 }
 
-pub fn save(files: &mut dyn Files, h: &History) {
+pub(crate) fn save(files: &mut dyn Files, h: &History) {
     if let Err(e) = files.replace(Path::new(paths::RESET_HISTORY), h.render().as_bytes()) {
         log::warn!("{}: cannot record the reset history: {e}", paths::RESET_HISTORY);
     }
 }
 
 /// Update one field of this boot's entry in the file.
-pub fn update(files: &mut dyn Files, f: impl FnOnce(&mut History)) {
+pub(crate) fn update(files: &mut dyn Files, f: impl FnOnce(&mut History)) {
     let mut h = load(files);
     f(&mut h);
     save(files, &h);
 }
 
 /// The profile to run with: the profile, or the safe profile in a boot loop.
-pub struct Prepared {
+pub(crate) struct Prepared {
     pub profile: Profile,
     /// In a boot loop: the safe profile was chosen.
     pub safe: bool,
@@ -258,7 +258,7 @@ pub struct Prepared {
 /// At start (`run`, `apply`, `watchdog`): record this boot and, in a boot
 /// loop, give the safe profile in place of `p`. Profiles without
 /// `[watchdog]` keep no history.
-pub fn prepare(p: Profile, files: &mut dyn Files, now: u64) -> Prepared {
+pub(crate) fn prepare(p: Profile, files: &mut dyn Files, now: u64) -> Prepared {
     if p.watchdog.is_none() {
         return Prepared { profile: p, safe: false };
     }

@@ -67,7 +67,7 @@ fn release_stack() -> bool {
 }
 
 /// Drop start-up pages; returns what worked, for the debug log.
-pub fn trim() -> (bool, bool, bool) {
+pub(crate) fn trim() -> (bool, bool, bool) {
     let stack = release_stack();
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim has no preconditions.

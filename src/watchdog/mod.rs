@@ -2,10 +2,10 @@
 //! and kept by `nasboot run` / `nasboot watchdog` for as long as the board
 //! runs.
 //!
-//! - [`ioctl`]: request numbers per architecture (include/uapi/linux/watchdog.h);
-//! - [`device`]: [`LinuxWatchdog`](device::LinuxWatchdog), the open device,
-//!   with embedded-hal 0.2's watchdog traits; timeout clamping, fallbacks;
-//! - [`daemon`]: the petting loop, generic over those traits;
+//! - `crate::sys::watchdog`: the request numbers per architecture (include/uapi/linux/watchdog.h);
+//! - [`device`]: [`Device`](device::Device), the open device: timeout
+//!   clamping, petting fallbacks, the orderly stop;
+//! - [`daemon`]: the petting loop, generic over its fallible `Dog` trait;
 //! - [`health`]: checks and the repair policy;
 //! - [`history`]: reset history across boots and boot-loop backoff;
 //! - [`signals`]: sigprocmask + sigtimedwait, mlockall, SCHED_RR.
@@ -16,32 +16,31 @@
 //! adopts that descriptor instead of opening the device, so petting never
 //! stops across an upgrade.
 
-pub mod daemon;
-pub mod device;
-pub mod health;
-pub mod history;
-pub mod ioctl;
-pub mod memory;
-pub mod signals;
+pub(crate) mod daemon;
+pub(crate) mod device;
+pub(crate) mod health;
+pub(crate) mod history;
+pub(crate) mod memory;
+pub(crate) mod signals;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::apply::StepError;
 use crate::config::watchdog::Watchdog as Config;
 use crate::config::Profile;
 use crate::paths;
 use crate::seam::Seams;
+use crate::step::StepError;
 
-pub use device::LinuxWatchdog;
+pub use device::Device;
 
 /// An open, armed device (what `apply` hands to `run`).
-pub type Armed = LinuxWatchdog;
+pub(crate) type Armed = Device;
 
 /// Open and arm the device.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
+pub(crate) struct Action {
     /// The profile's device, or None for /dev/watchdog0 then /dev/watchdog.
     pub device: Option<String>,
     pub timeout: u32,
@@ -56,12 +55,12 @@ impl fmt::Display for Action {
 }
 
 /// The pet interval: the profile's, at most timeout/2 and at least 1 s.
-pub fn interval(timeout: u32, wanted: Option<u32>) -> u32 {
+pub(crate) fn interval(timeout: u32, wanted: Option<u32>) -> u32 {
     let max = (timeout / 2).max(1);
     wanted.unwrap_or(max).clamp(1, max)
 }
 
-pub fn plan(p: &Profile) -> Vec<Action> {
+pub(crate) fn plan(p: &Profile) -> Vec<Action> {
     p.watchdog
         .iter()
         .map(|w| Action {
@@ -74,7 +73,7 @@ pub fn plan(p: &Profile) -> Vec<Action> {
 
 /// Query the driver, log what it says, set the timeout. On ENOTTY (not a
 /// watchdog) nothing was written and the device is closed.
-pub fn setup(mut dog: LinuxWatchdog, timeout: u32, seams: &mut Seams<'_>) -> Result<LinuxWatchdog, device::OpenError> {
+pub(crate) fn setup(mut dog: Device, timeout: u32, seams: &mut Seams<'_>) -> Result<Device, device::OpenError> {
     dog.query(seams.files)?;
     log::info!("{}: {}", dog.path.display(), dog.info);
     if dog.info.card_reset() == Some(true) {
@@ -92,18 +91,14 @@ pub fn setup(mut dog: LinuxWatchdog, timeout: u32, seams: &mut Seams<'_>) -> Res
     }
     dog.clear_stale_release();
     let got = dog.set_timeout(timeout);
-    log::info!(
-        "{}: timeout {}",
-        dog.path.display(),
-        got.map_or("unknown (driver default)".to_string(), |t| format!("{t} s"))
-    );
+    log::info!("{}: timeout {}", dog.path.display(), got.map_or("unknown (driver default)".to_string(), |t| format!("{t} s")));
     Ok(dog)
 }
 
 /// Open the first device that exists and set it up. EBUSY means another
 /// process (a running `nasboot watchdog`) already pets it: not an error
 /// for `apply`.
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<Option<Armed>, StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<Option<Armed>, StepError> {
     let subject = a.device.clone().unwrap_or_else(|| paths::WATCHDOG_DEVICES.join(" or "));
     let dog = match device::open(seams.watchdog, a.device.as_deref().map(Path::new)) {
         Ok(d) => d,
@@ -120,7 +115,7 @@ pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<Option<Armed>, StepErr
 
 /// The daemon's host on a real (or dry-run) board: signals, the clock,
 /// checks through the seams, the profile file for reloads.
-pub struct BoardHost<'s, 'a> {
+pub(crate) struct BoardHost<'s, 'a> {
     pub seams: &'s mut Seams<'a>,
     pub signals: signals::Signals,
     pub checker: health::Checker,
@@ -190,7 +185,7 @@ fn reload(seams: &mut Seams<'_>, config: &Path, safe: bool) -> Option<Box<Config
 }
 
 /// mlockall and SCHED_RR as the profile asks; failures are logged.
-pub fn realtime(cfg: &Config) {
+pub(crate) fn realtime(cfg: &Config) {
     if cfg.mlock {
         match signals::lock_memory() {
             Ok(()) => log::info!("memory locked (mlockall)"),
@@ -206,19 +201,19 @@ pub fn realtime(cfg: &Config) {
 }
 
 /// Seconds since the epoch, for the reset history.
-pub fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// Keep petting in the foreground until SIGTERM/SIGINT (exit 0 after the
 /// magic close). Used by `run` and `watchdog`.
-pub fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config: &Path, safe: bool) -> crate::exit::Status {
+pub(crate) fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config: &Path, safe: bool) -> crate::exit::Status {
     // Signals first: a SIGTERM from now on is an orderly stop.
     let signals = match signals::Signals::block() {
         Ok(s) => s,
         Err(e) => {
             log::error!("cannot block signals: {e}; magic close and exit");
-            embedded_hal::watchdog::WatchdogDisable::disable(&mut dog);
+            daemon::disable(&mut dog);
             return crate::exit::Status::Failure;
         }
     };

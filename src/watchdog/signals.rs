@@ -15,13 +15,13 @@ use nix::time::{clock_gettime, ClockId};
 use super::daemon::Sig;
 
 /// The blocked signals; the old mask comes back on drop.
-pub struct Signals {
+pub(crate) struct Signals {
     set: SigSet,
     old: SigSet,
 }
 
 impl Signals {
-    pub fn block() -> io::Result<Signals> {
+    pub(crate) fn block() -> io::Result<Signals> {
         let mut set = SigSet::empty();
         for s in [Signal::SIGHUP, Signal::SIGINT, Signal::SIGTERM, Signal::SIGUSR1, Signal::SIGUSR2] {
             set.add(s);
@@ -32,11 +32,8 @@ impl Signals {
     }
 
     /// Wait up to `timeout_ms` for one of the signals. Allocation-free.
-    pub fn wait(&self, timeout_ms: u64) -> Option<Sig> {
-        let ts = libc::timespec {
-            tv_sec: (timeout_ms / 1000) as libc::time_t,
-            tv_nsec: ((timeout_ms % 1000) * 1_000_000) as libc::c_long,
-        };
+    pub(crate) fn wait(&self, timeout_ms: u64) -> Option<Sig> {
+        let ts = libc::timespec { tv_sec: (timeout_ms / 1000) as libc::time_t, tv_nsec: ((timeout_ms % 1000) * 1_000_000) as libc::c_long };
         // SAFETY: valid sigset and timespec; the siginfo pointer may be null.
         let signo = unsafe { libc::sigtimedwait(self.set.as_ref(), std::ptr::null_mut(), &ts) };
         match signo {
@@ -56,7 +53,7 @@ impl Drop for Signals {
 }
 
 /// Milliseconds on CLOCK_BOOTTIME (keeps counting across suspend).
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     clock_gettime(ClockId::CLOCK_BOOTTIME)
         .or_else(|_| clock_gettime(ClockId::CLOCK_MONOTONIC))
         .map(|t| t.tv_sec() as u64 * 1000 + t.tv_nsec() as u64 / 1_000_000)
@@ -64,13 +61,13 @@ pub fn now_ms() -> u64 {
 }
 
 /// mlockall(MCL_CURRENT | MCL_FUTURE).
-pub fn lock_memory() -> io::Result<()> {
+pub(crate) fn lock_memory() -> io::Result<()> {
     use nix::sys::mman::{mlockall, MlockAllFlags};
     mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE).map_err(io::Error::from)
 }
 
 /// SCHED_RR at `priority` (1..=99) for this process.
-pub fn realtime(priority: u8) -> io::Result<()> {
+pub(crate) fn realtime(priority: u8) -> io::Result<()> {
     let param = libc::sched_param { sched_priority: libc::c_int::from(priority) };
     // SAFETY: pid 0 is this process; `param` is valid.
     if unsafe { libc::sched_setscheduler(0, libc::SCHED_RR, &param) } < 0 {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `nasboot watchdog` on bad input, with the real binaries on the host (no
 # watchdog there): missing device, a file that is no watchdog (ENOTTY:
-# refused, nothing written), no [watchdog] section, bad WDTFD; and a
+# refused, nothing written), no [watchdog] section, bad WDTFD (not a
+# number, standard output, not open); and a
 # foreign binary under qemu-user, where the watchdog ioctls give ENOSYS:
 # it must keep petting with write() and say so.
 set -eu
@@ -44,6 +45,9 @@ t_eq "not a watchdog: nothing written" 0 "$(stat -c %s "$root/dev/watchdog0")"
 run_nb timeout 10 env WDTFD=abc "${nb[@]}" --root "$root" watchdog
 t_eq "WDTFD not a number: exit 2" 2 "$st"
 t_has "WDTFD not a number: says so" 'WDTFD="abc" is not a file descriptor number' "$err"
+run_nb timeout 10 env WDTFD=1 "${nb[@]}" --root "$root" watchdog
+t_eq "WDTFD=1 (standard output): exit 2" 2 "$st"
+t_has "WDTFD=1 (standard output): says so" "WDTFD=1 is standard output, not a watchdog descriptor handed over (those are 3 and above)" "$err"
 run_nb timeout 10 env WDTFD=57 "${nb[@]}" --root "$root" watchdog
 t_eq "WDTFD not open: exit 1" 1 "$st"
 t_has "WDTFD not open: says so" "WDTFD=57: cannot adopt the inherited watchdog descriptor" "$err"

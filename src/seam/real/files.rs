@@ -31,7 +31,7 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Atomically replace `path` (a real path) with `data`.
-pub fn replace_atomically(path: &Path, data: &[u8]) -> io::Result<Replaced> {
+pub(crate) fn replace_atomically(path: &Path, data: &[u8]) -> io::Result<Replaced> {
     let old = match fs::read(path) {
         Ok(old) => Some(old),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -66,7 +66,7 @@ pub fn replace_atomically(path: &Path, data: &[u8]) -> io::Result<Replaced> {
         let _ = fs::remove_file(&tmp);
         return Err(e);
     }
-    Ok(if old.is_some() { Replaced::Replaced } else { Replaced::Created })
+    Ok(if old.is_some() { Replaced::BackedUp } else { Replaced::Created })
 }
 
 impl Files for RealFiles {
@@ -116,7 +116,7 @@ mod tests {
         let d = scratch("replace");
         let p = d.join("exports");
         assert_eq!(replace_atomically(&p, b"one\n").unwrap(), Replaced::Created);
-        assert_eq!(replace_atomically(&p, b"two\n").unwrap(), Replaced::Replaced);
+        assert_eq!(replace_atomically(&p, b"two\n").unwrap(), Replaced::BackedUp);
         assert_eq!(fs::read(&p).unwrap(), b"two\n");
         assert_eq!(fs::read(d.join("exports.bak")).unwrap(), b"one\n");
         let before = fs::metadata(&p).unwrap().modified().unwrap();

@@ -1,11 +1,12 @@
 //! The real Linux implementations of the seams.
 
-pub mod files;
-pub mod netif;
-pub mod netlink;
-pub mod runner;
-pub mod sysctl;
-pub mod watchdog;
+pub(crate) mod ethtool;
+pub(crate) mod files;
+pub(crate) mod netif;
+pub(crate) mod netlink;
+pub(crate) mod runner;
+pub(crate) mod sysctl;
+pub(crate) mod watchdog;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! Interfaces through socket ioctls (netdevice(7)), which every kernel
 //! since 2.x has: SIOCGIFFLAGS/SIOCSIFFLAGS, SIOCGIFMTU/SIOCSIFMTU,
 //! SIOCGIFTXQLEN/SIOCSIFTXQLEN, SIOCGIFHWADDR/SIOCSIFHWADDR,
-//! SIOCGIFINDEX and SIOCETHTOOL; addresses and routes through rtnetlink
+//! SIOCGIFINDEX and SIOCETHTOOL (its buffers: `ethtool.rs`); addresses and routes through rtnetlink
 //! (`netlink.rs`). Both sockets are opened on first use, so commands that
 //! never touch an interface never need one.
 //!
@@ -20,8 +20,8 @@ use nix::sys::socket::{socket, AddressFamily, SockFlag, SockType};
 
 use super::netlink::Rtnl;
 use crate::config::types::{IfName, IpNet};
-use crate::net::ethtool::SIOCETHTOOL;
-use crate::seam::netif::{LinkState, Netif, RouteEntry, ARPHRD_ETHER};
+use crate::seam::netif::{EthtoolSet, Features, LinkModes, LinkState, Netif, RouteEntry, ARPHRD_ETHER};
+use crate::sys::ethtool::{cmd, Coalesce, LegacyCmd, PauseParam, RingParam, SIOCETHTOOL};
 
 /// The kernel's interfaces, through one datagram socket and one
 /// rtnetlink socket.
@@ -62,7 +62,8 @@ impl RealNetif {
     fn ioctl(&mut self, request: libc::c_ulong, req: &mut libc::ifreq) -> io::Result<i32> {
         let fd = self.sock()?;
         // SAFETY: the request numbers used here all take a struct ifreq
-        // (SIOCETHTOOL's ifr_data points at a live buffer of the command's size).
+        // (SIOCETHTOOL's ifr_data points at a live buffer of the command's
+        // size: `siocethtool`'s contract).
         let rc = unsafe { libc::ioctl(fd, request as _, req as *mut libc::ifreq) };
         if rc < 0 {
             Err(io::Error::last_os_error())
@@ -97,6 +98,20 @@ impl RealNetif {
         let mut req = Self::ifreq(name);
         req.ifr_ifru.ifru_mtu = v;
         self.ioctl(request, &mut req).map(|_| ())
+    }
+
+    /// One SIOCETHTOOL call on a command buffer; returns the ioctl's
+    /// non-negative result.
+    ///
+    /// # Safety
+    /// `data` must point to a live, writable buffer that starts with an
+    /// ETHTOOL_* command and is as long as that command's structure,
+    /// including any trailing array its header announces: the kernel reads
+    /// and writes that many bytes. Only `seam::real::ethtool` calls this.
+    pub(super) unsafe fn siocethtool(&mut self, name: &IfName, data: *mut u8) -> io::Result<u32> {
+        let mut req = Self::ifreq(name);
+        req.ifr_ifru.ifru_data = data.cast();
+        self.ioctl(SIOCETHTOOL as _, &mut req).map(|rc| rc as u32)
     }
 
     fn get_int(&mut self, name: &IfName, request: libc::c_ulong) -> io::Result<u32> {
@@ -189,10 +204,36 @@ impl Netif for RealNetif {
         self.rtnl()?.replace_route(route)
     }
 
-    fn ethtool(&mut self, name: &IfName, data: &mut [u8]) -> io::Result<u32> {
-        let mut req = Self::ifreq(name);
-        req.ifr_ifru.ifru_data = data.as_mut_ptr().cast();
-        self.ioctl(SIOCETHTOOL as _, &mut req).map(|rc| rc as u32)
+    fn ethtool_rings(&mut self, name: &IfName) -> io::Result<RingParam> {
+        self.ethtool_fixed(name, cmd::GRINGPARAM, RingParam::default())
+    }
+
+    fn ethtool_coalesce(&mut self, name: &IfName) -> io::Result<Coalesce> {
+        self.ethtool_fixed(name, cmd::GCOALESCE, Coalesce::default())
+    }
+
+    fn ethtool_pause(&mut self, name: &IfName) -> io::Result<PauseParam> {
+        self.ethtool_fixed(name, cmd::GPAUSEPARAM, PauseParam::default())
+    }
+
+    fn ethtool_link_settings(&mut self, name: &IfName) -> io::Result<LinkModes> {
+        self.ethtool_glinksettings(name)
+    }
+
+    fn ethtool_legacy_settings(&mut self, name: &IfName) -> io::Result<LegacyCmd> {
+        self.ethtool_fixed(name, cmd::GSET, LegacyCmd::default())
+    }
+
+    fn ethtool_features(&mut self, name: &IfName) -> io::Result<Features> {
+        self.ethtool_gfeatures(name)
+    }
+
+    fn ethtool_offload(&mut self, name: &IfName, get: u32) -> io::Result<bool> {
+        self.ethtool_value(name, get)
+    }
+
+    fn ethtool_set(&mut self, name: &IfName, change: &EthtoolSet) -> io::Result<()> {
+        self.ethtool_change(name, change)
     }
 }
 

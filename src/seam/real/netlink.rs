@@ -11,13 +11,9 @@
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use netlink_packet_core::{
-    Emitable, Parseable, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST,
-};
+use netlink_packet_core::{Emitable, Parseable, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST};
 use netlink_packet_route::address::{AddressAttribute, AddressMessage, AddressScope};
-use netlink_packet_route::route::{
-    RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteProtocol, RouteScope, RouteType,
-};
+use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteProtocol, RouteScope, RouteType};
 use netlink_packet_route::AddressFamily;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
@@ -39,14 +35,14 @@ const RTM_GETROUTE: u16 = 26;
 const NLMSG_HDRLEN: usize = 16;
 
 /// A bound rtnetlink socket.
-pub struct Rtnl {
+pub(crate) struct Rtnl {
     sock: Socket,
     seq: u32,
     buf: Vec<u8>,
 }
 
 impl Rtnl {
-    pub fn open() -> io::Result<Rtnl> {
+    pub(crate) fn open() -> io::Result<Rtnl> {
         let mut sock = Socket::new(NETLINK_ROUTE)?;
         sock.bind_auto()?;
         sock.connect(&SocketAddr::new(0, 0))?;
@@ -109,7 +105,7 @@ impl Rtnl {
     }
 
     /// RTM_GETADDR dump, filtered to one interface.
-    pub fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
+    pub(crate) fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
         let mut out = Vec::new();
         self.dump(RTM_GETADDR, &AddressMessage::default(), |kind, payload| {
             if kind != RTM_NEWADDR {
@@ -141,7 +137,7 @@ impl Rtnl {
     }
 
     /// RTM_NEWADDR (create, exclusive).
-    pub fn add_address(&mut self, index: u32, net: &IpNet) -> io::Result<()> {
+    pub(crate) fn add_address(&mut self, index: u32, net: &IpNet) -> io::Result<()> {
         let mut m = AddressMessage::default();
         m.header.family = if net.is_v4() { AddressFamily::Inet } else { AddressFamily::Inet6 };
         m.header.prefix_len = net.prefix;
@@ -158,7 +154,7 @@ impl Rtnl {
     }
 
     /// RTM_GETROUTE dump: unicast routes of the main table.
-    pub fn routes(&mut self) -> io::Result<Vec<RouteEntry>> {
+    pub(crate) fn routes(&mut self) -> io::Result<Vec<RouteEntry>> {
         let mut out = Vec::new();
         self.dump(RTM_GETROUTE, &RouteMessage::default(), |kind, payload| {
             if kind != RTM_NEWROUTE {
@@ -176,7 +172,7 @@ impl Rtnl {
     }
 
     /// RTM_NEWROUTE with NLM_F_CREATE | NLM_F_REPLACE (`ip route replace`).
-    pub fn replace_route(&mut self, r: &RouteEntry) -> io::Result<()> {
+    pub(crate) fn replace_route(&mut self, r: &RouteEntry) -> io::Result<()> {
         let mut m = RouteMessage::default();
         let v4 = r.dst.is_v4();
         m.header.address_family = if v4 { AddressFamily::Inet } else { AddressFamily::Inet6 };

@@ -230,12 +230,7 @@ impl Runner for RealRunner {
                 return Err(io::Error::new(e.kind(), format!("{}: {e}", cmd.program)));
             }
         };
-        Ok(Output {
-            code: status.and_then(|st| st.code()),
-            timed_out: status.is_none(),
-            stdout: pipes.out,
-            stderr: pipes.err,
-        })
+        Ok(Output { code: status.and_then(|st| st.code()), timed_out: status.is_none(), stdout: pipes.out, stderr: pipes.err })
     }
 
     fn which(&mut self, program: &str) -> Option<PathBuf> {

@@ -21,12 +21,15 @@ impl RealSysctl {
 /// `/proc/sys/net/core/rmem_max` for `net.core.rmem_max`. As in
 /// sysctl(8), a `/` in a dotted key stands for a dot in the path (an
 /// interface name such as eth0.2): the two are swapped.
-pub fn proc_path(key: &str) -> String {
-    let rel: String = key.chars().map(|c| match c {
-        '.' => '/',
-        '/' => '.',
-        c => c,
-    }).collect();
+pub(crate) fn proc_path(key: &str) -> String {
+    let rel: String = key
+        .chars()
+        .map(|c| match c {
+            '.' => '/',
+            '/' => '.',
+            c => c,
+        })
+        .collect();
     format!("{}/{}", paths::PROC_SYS, rel)
 }
 

@@ -1,11 +1,11 @@
 //! Watchdog devices under /dev (relocated under `--root`): the ioctls of
 //! include/uapi/linux/watchdog.h with the request numbers computed in
-//! `crate::watchdog::ioctl` (right on every architecture, 32-bit sparc
+//! `crate::sys::watchdog` (right on every architecture, 32-bit sparc
 //! included).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
@@ -13,7 +13,7 @@ use nix::libc;
 
 use super::Root;
 use crate::seam::watchdog::{Support, WatchdogDevice, WatchdogPort};
-use crate::watchdog::ioctl::{self, WatchdogInfo};
+use crate::sys::watchdog::{self as ioctl, WatchdogInfo};
 
 /// Opens real watchdog devices.
 pub struct RealWatchdogPort {
@@ -27,22 +27,13 @@ impl RealWatchdogPort {
 }
 
 /// An open device.
-pub struct RealWatchdog {
+pub(crate) struct RealWatchdog {
     file: File,
 }
 
 impl RealWatchdog {
-    /// ioctl(fd, request, arg). The request type is c_ulong on glibc and
-    /// c_int on musl (`libc::Ioctl`); the number is the same bits.
     fn ioctl<T>(&mut self, request: u32, arg: &mut T) -> io::Result<()> {
-        // SAFETY: `arg` is a valid, exclusively borrowed T whose size is
-        // the one encoded in `request`.
-        let r = unsafe { libc::ioctl(self.file.as_raw_fd(), request as libc::Ioctl, arg as *mut T) };
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
+        ioctl(self.file.as_raw_fd(), request, arg)
     }
 
     fn int_ioctl(&mut self, request: u32, value: u32) -> io::Result<u32> {
@@ -98,6 +89,21 @@ impl WatchdogDevice for RealWatchdog {
     }
 }
 
+/// ioctl(fd, request, arg) with a watchdog request number, whose size
+/// field is that of `T`. The request type is c_ulong on glibc and c_int
+/// on musl (`libc::Ioctl`); the number is the same bits.
+fn ioctl<T>(fd: RawFd, request: u32, arg: &mut T) -> io::Result<()> {
+    // SAFETY: `arg` is a valid, exclusively borrowed T whose size is the
+    // one encoded in `request` (the WDIOC_* numbers of sys::watchdog); a
+    // descriptor that is not open only gives EBADF.
+    let r = unsafe { libc::ioctl(fd, request as libc::Ioctl, arg as *mut T) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
 fn set_cloexec(fd: i32, on: bool) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor we own; no pointers.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
@@ -118,17 +124,27 @@ impl WatchdogPort for RealWatchdogPort {
         Ok(Box::new(RealWatchdog { file }))
     }
 
-    fn adopt(&mut self, fd: i32) -> io::Result<Box<dyn WatchdogDevice>> {
-        if fd < 0 {
+    fn adopt(&mut self, fd: RawFd) -> io::Result<Box<dyn WatchdogDevice>> {
+        if fd <= 2 {
+            // Standard input, output or error: never a hand-over.
             return Err(io::Error::from_raw_os_error(libc::EBADF));
         }
         // Fails with EBADF unless the descriptor is open; then keep it
         // from leaking into the commands we run.
         set_cloexec(fd, true)?;
-        // SAFETY: the descriptor was handed to this process to own (WDTFD)
-        // and is open; nothing else in the process uses it.
-        let file = unsafe { File::from_raw_fd(fd) };
-        Ok(Box::new(RealWatchdog { file }))
+        // A watchdog answers WDIOC_GETSUPPORT; anything else (a file, a
+        // pipe, a terminal) says ENOTTY and is left alone. Other errors
+        // (ENOSYS under qemu-user) cannot tell, as at open.
+        let mut info = WatchdogInfo::default();
+        match ioctl(fd, ioctl::WDIOC_GETSUPPORT, &mut info) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOTTY) => return Err(e),
+            _ => {}
+        }
+        // SAFETY: WDTFD handed this open descriptor to this process to own;
+        // it is consumed once (the caller removes WDTFD), so nothing else
+        // in the process owns it.
+        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Box::new(RealWatchdog { file: File::from(owned) }))
     }
 
     fn holder(&mut self, path: &Path) -> Option<(u32, String)> {
@@ -143,9 +159,7 @@ impl WatchdogPort for RealWatchdogPort {
             let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else { continue };
             for fd in fds.flatten() {
                 let Ok(target) = std::fs::read_link(fd.path()) else { continue };
-                let comm = || {
-                    std::fs::read_to_string(entry.path().join("comm")).map(|s| s.trim().to_string()).unwrap_or_default()
-                };
+                let comm = || std::fs::read_to_string(entry.path().join("comm")).map(|s| s.trim().to_string()).unwrap_or_default();
                 if target == path || target == self.root.at(path) {
                     return Some((pid, comm()));
                 }

@@ -5,7 +5,7 @@
 //!   running (a live resize). Writing it while nfsd is stopped would start
 //!   a server without the listeners, rpcbind registration and mountd that
 //!   the board's init script sets up, so then the count goes only to the
-//!   init script's files (`nfs::distro`).
+//!   init script's files (`share::distro`).
 //! - `versions` ("+3 -4") and `max_block_size`: the kernel refuses them
 //!   with EBUSY while nfsd runs. They are written before `threads`, only
 //!   when nfsd is stopped; when it runs the plan says so and skips them.
@@ -53,14 +53,14 @@ use crate::config::nfs::{NfsPreset, NfsVersion};
 
 /// An nfsd control file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Knob {
+pub(crate) enum Knob {
     Versions,
     MaxBlockSize,
     Threads,
 }
 
 impl Knob {
-    pub fn file(self) -> &'static str {
+    pub(crate) fn file(self) -> &'static str {
         match self {
             Knob::Versions => "versions",
             Knob::MaxBlockSize => "max_block_size",
@@ -77,7 +77,7 @@ impl fmt::Display for Knob {
 
 /// nfsd as read from /proc/fs/nfsd.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct State {
+pub(crate) struct State {
     /// /proc/fs/nfsd is there (the nfsd file system is mounted).
     pub present: bool,
     pub threads: Option<u32>,
@@ -89,24 +89,24 @@ pub struct State {
 
 impl State {
     /// nfsd is running: threads above 0 or listeners open.
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.threads.is_some_and(|t| t > 0) || self.listening
     }
 }
 
 /// 32-bit boards: THREAD_SIZE is 8 KiB on powerpc32, mips32 and sparc32.
-pub const KERNEL_STACK: u32 = 8 * 1024;
+pub(crate) const KERNEL_STACK: u32 = 8 * 1024;
 /// task_struct, svc_rqst and friends, roughly.
-pub const THREAD_BOOKKEEPING: u32 = 8 * 1024;
+pub(crate) const THREAD_BOOKKEEPING: u32 = 8 * 1024;
 const PAGE: u32 = 4096;
 
 /// RAM as fitted: MemTotal rounded up to a power of two MiB.
-pub fn ram_mib(mem_total_kib: u64) -> u64 {
+pub(crate) fn ram_mib(mem_total_kib: u64) -> u64 {
     mem_total_kib.div_ceil(1024).max(1).next_power_of_two()
 }
 
 /// Threads for a board, per the formula in the module docs.
-pub fn default_threads(mem_total_kib: u64, cpus: u16, preset: Option<NfsPreset>) -> u16 {
+pub(crate) fn default_threads(mem_total_kib: u64, cpus: u16, preset: Option<NfsPreset>) -> u16 {
     let ram = ram_mib(mem_total_kib);
     let cpus = u64::from(cpus.max(1));
     let (per, cap_per_cpu, cap) = match preset {
@@ -117,7 +117,7 @@ pub fn default_threads(mem_total_kib: u64, cpus: u16, preset: Option<NfsPreset>)
 }
 
 /// The kernel's own max_block_size for this much memory.
-pub fn kernel_default_max_block(mem_total_kib: u64) -> u32 {
+pub(crate) fn kernel_default_max_block(mem_total_kib: u64) -> u32 {
     let target = mem_total_kib * 1024 / 4096;
     let mut b: u32 = 1024 * 1024;
     while u64::from(b) > target && b >= 16 * 1024 {
@@ -127,13 +127,13 @@ pub fn kernel_default_max_block(mem_total_kib: u64) -> u32 {
 }
 
 /// Estimated kernel memory of one nfsd thread, in bytes.
-pub fn bytes_per_thread(max_block_size: u32) -> u32 {
+pub(crate) fn bytes_per_thread(max_block_size: u32) -> u32 {
     (max_block_size.div_ceil(PAGE) + 2) * PAGE + KERNEL_STACK + THREAD_BOOKKEEPING
 }
 
 /// What nfsd will run with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sizing {
+pub(crate) struct Sizing {
     pub threads: u16,
     /// From the profile rather than the formula.
     pub threads_set: bool,
@@ -144,7 +144,7 @@ pub struct Sizing {
 
 /// Threads and memory for a board. `mem_total_kib` None: MemTotal was
 /// unreadable, so the rpc.nfsd default of 8 threads and a 32 KiB block.
-pub fn sizing(
+pub(crate) fn sizing(
     mem_total_kib: Option<u64>,
     cpus: u16,
     preset: Option<NfsPreset>,
@@ -162,7 +162,7 @@ pub fn sizing(
 }
 
 /// The versions nfsd is to offer: the profile's, else the preset's.
-pub fn wanted_versions(versions: Option<&[NfsVersion]>, preset: Option<NfsPreset>) -> Option<Vec<NfsVersion>> {
+pub(crate) fn wanted_versions(versions: Option<&[NfsVersion]>, preset: Option<NfsPreset>) -> Option<Vec<NfsVersion>> {
     match (versions, preset) {
         (Some(v), _) => Some(v.to_vec()),
         (None, Some(NfsPreset::SlowCpu)) => Some(vec![NfsVersion::V3]),
@@ -173,7 +173,7 @@ pub fn wanted_versions(versions: Option<&[NfsVersion]>, preset: Option<NfsPreset
 /// (name, on) for each version token nasboot states: 3 and 4 always,
 /// 4.1 and 4.2 only when the profile names a minor version (kernels
 /// before 2.6.38 know no minor versions).
-pub fn version_flags(v: &[NfsVersion]) -> Vec<(&'static str, bool)> {
+pub(crate) fn version_flags(v: &[NfsVersion]) -> Vec<(&'static str, bool)> {
     let mut out = vec![("3", v.contains(&NfsVersion::V3)), ("4", v.contains(&NfsVersion::V4))];
     if v.contains(&NfsVersion::V4_1) || v.contains(&NfsVersion::V4_2) {
         out.push(("4.1", v.contains(&NfsVersion::V4_1)));
@@ -183,7 +183,7 @@ pub fn version_flags(v: &[NfsVersion]) -> Vec<(&'static str, bool)> {
 }
 
 /// The line for /proc/fs/nfsd/versions, e.g. "+3 -4".
-pub fn versions_line(v: &[NfsVersion]) -> String {
+pub(crate) fn versions_line(v: &[NfsVersion]) -> String {
     let flags = version_flags(v);
     let parts: Vec<String> = flags.iter().map(|(n, on)| format!("{}{n}", if *on { '+' } else { '-' })).collect();
     parts.join(" ")
@@ -191,18 +191,18 @@ pub fn versions_line(v: &[NfsVersion]) -> String {
 
 /// Whether the kernel's current versions (e.g. "-2 +3 +4 +4.1 +4.2")
 /// already agree with every token of `line`.
-pub fn versions_match(current: &str, line: &str) -> bool {
+pub(crate) fn versions_match(current: &str, line: &str) -> bool {
     line.split_whitespace().all(|want| current.split_whitespace().any(|have| have == want))
 }
 
 /// MemTotal in KiB from /proc/meminfo.
-pub fn parse_meminfo(text: &str) -> Option<u64> {
+pub(crate) fn parse_meminfo(text: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The number of CPUs in a sysfs CPU list such as "0-1,3".
-pub fn parse_cpu_list(text: &str) -> Option<u16> {
+pub(crate) fn parse_cpu_list(text: &str) -> Option<u16> {
     let mut n: u32 = 0;
     for part in text.trim().split(',').filter(|p| !p.is_empty()) {
         n += match part.split_once('-') {

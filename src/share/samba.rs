@@ -37,7 +37,7 @@ fn yes_no(b: bool) -> &'static str {
 }
 
 /// The interfaces smbd binds to besides lo.
-pub fn interfaces(p: &Profile, s: &Samba) -> Vec<String> {
+pub(crate) fn interfaces(p: &Profile, s: &Samba) -> Vec<String> {
     if s.interfaces.is_empty() {
         p.interface.iter().filter(|i| i.role == Role::Lan).map(|i| i.name.get_ref().to_string()).collect()
     } else {
@@ -46,7 +46,7 @@ pub fn interfaces(p: &Profile, s: &Samba) -> Vec<String> {
 }
 
 /// The include file.
-pub fn render(p: &Profile, s: &Samba) -> String {
+pub(crate) fn render(p: &Profile, s: &Samba) -> String {
     let mut out = String::new();
     out.push_str("# Written by nasboot from its profile; changes here are overwritten.\n");
     let _ = writeln!(out, "# Make `include = {}` the last line of smb.conf.", paths::SMB_INCLUDE);
@@ -79,7 +79,7 @@ pub fn render(p: &Profile, s: &Samba) -> String {
 
 /// Whether smb.conf includes nasboot's file (an uncommented
 /// `include = PATH` line, spacing and case as Samba allows).
-pub fn includes_us(smb_conf: &str) -> bool {
+pub(crate) fn includes_us(smb_conf: &str) -> bool {
     smb_conf.lines().any(|l| {
         let t = l.trim();
         if t.starts_with('#') || t.starts_with(';') {

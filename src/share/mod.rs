@@ -1,4 +1,4 @@
-//! NFS and Samba: the export table, nfsd's knobs, the files the board's
+//! Shares, NFS and Samba: the export table, nfsd's knobs, the files the board's
 //! NFS init scripts read, and an smb.conf include.
 //!
 //! - [`exports`]: /etc/exports (or /etc/exports.d/nasboot.exports with
@@ -13,31 +13,30 @@
 //! Nothing is planned for NFS when the profile has no exports and sets no
 //! nfsd knob, so a board whose exports are managed by hand is left alone.
 
-pub mod client;
-pub mod distro;
-pub mod exports;
-pub mod nfsd;
-pub mod samba;
+pub(crate) mod distro;
+pub(crate) mod exports;
+pub(crate) mod nfsd;
+pub(crate) mod samba;
 
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::apply::StepError;
-use crate::config::{ConfigError, Profile, Source, Warning};
+use crate::config::Profile;
 use crate::paths;
 use crate::seam::{Cmd, Files, Replaced, Seams};
+use crate::step::StepError;
 
 use nfsd::Knob;
 
 /// The drop-in export file.
-pub const EXPORTS_DROP_IN: &str = "/etc/exports.d/nasboot.exports";
+pub(crate) const EXPORTS_DROP_IN: &str = "/etc/exports.d/nasboot.exports";
 /// nasboot's nfs.conf drop-in.
-pub const NFS_CONF_DROP_IN: &str = "/etc/nfs.conf.d/nasboot.conf";
+pub(crate) const NFS_CONF_DROP_IN: &str = "/etc/nfs.conf.d/nasboot.conf";
 
 /// One NFS or Samba change.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Replace the export table, then `exportfs -ra` if it changed and
     /// `reload` is set (it is not under `--root`: exportfs always reads
     /// this machine's /etc/exports).
@@ -49,7 +48,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn rendered(&self) -> Option<(String, &str)> {
+    pub(crate) fn rendered(&self) -> Option<(String, &str)> {
         match self {
             Action::Exports { path, text, .. } | Action::WriteFile { path, text } => Some((path.clone(), text)),
             Action::Nfsd { .. } => None,
@@ -80,7 +79,7 @@ impl fmt::Display for Action {
 
 /// The board's NFS and Samba state.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// Current text of each file nasboot may write or check (None: absent).
     pub files: Vec<(&'static str, Option<String>)>,
     /// /etc/nfs.conf.d exists.
@@ -94,7 +93,7 @@ pub struct Observed {
 
 impl Observed {
     /// The current text of a file read by `observe`.
-    pub fn file(&self, path: &str) -> Option<&str> {
+    pub(crate) fn file(&self, path: &str) -> Option<&str> {
         self.files.iter().find(|(p, _)| *p == path).and_then(|(_, t)| t.as_deref())
     }
 }
@@ -113,17 +112,11 @@ fn nfsd_file(knob: &str) -> String {
     format!("{}/{knob}", paths::PROC_NFSD)
 }
 
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let mut now = Observed { relocated: seams.files.relocated(), ..Observed::default() };
     let mut wanted: Vec<&'static str> = Vec::new();
     if uses_nfs(p) {
-        wanted.extend([
-            paths::EXPORTS,
-            EXPORTS_DROP_IN,
-            paths::DEFAULT_NFS_KERNEL_SERVER,
-            paths::NFS_CONF,
-            NFS_CONF_DROP_IN,
-        ]);
+        wanted.extend([paths::EXPORTS, EXPORTS_DROP_IN, paths::DEFAULT_NFS_KERNEL_SERVER, paths::NFS_CONF, NFS_CONF_DROP_IN]);
         now.nfs_conf_d = seams.files.exists(Path::new(paths::NFS_CONF_D));
         let f = &mut *seams.files;
         let threads = read_text(f, &nfsd_file("threads"));
@@ -148,24 +141,20 @@ pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
 }
 
 /// What nfsd will run with on this board.
-pub fn sizing(p: &Profile, now: &Observed) -> nfsd::Sizing {
+pub(crate) fn sizing(p: &Profile, now: &Observed) -> nfsd::Sizing {
     nfsd::sizing(now.mem_total_kib, now.cpus.unwrap_or(1), p.nfs.preset, p.nfs.threads, p.nfs.max_block_size)
 }
 
 /// The actions, in order (export table, nfsd control files with versions
 /// and max_block_size before threads, init script files, Samba), and
 /// notes for the operator.
-pub fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
+pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
     let mut actions = Vec::new();
     let mut notes = Vec::new();
     let write = |actions: &mut Vec<Action>, path: &str, text: String, exports: bool| {
         if now.file(path) != Some(text.as_str()) {
             let path = path.to_string();
-            actions.push(if exports {
-                Action::Exports { path, text, reload: !now.relocated }
-            } else {
-                Action::WriteFile { path, text }
-            });
+            actions.push(if exports { Action::Exports { path, text, reload: !now.relocated } } else { Action::WriteFile { path, text } });
         }
     };
     if uses_nfs(p) {
@@ -245,10 +234,7 @@ fn nfsd_actions(
 ) {
     let st = &now.nfsd;
     if !st.present {
-        notes.push(format!(
-            "{} is not mounted (nfsd not loaded): nfsd settings go to the init script's files only",
-            paths::PROC_NFSD
-        ));
+        notes.push(format!("{} is not mounted (nfsd not loaded): nfsd settings go to the init script's files only", paths::PROC_NFSD));
         return;
     }
     let mut stopped_only: Vec<(Knob, String, Option<String>)> = Vec::new();
@@ -274,27 +260,20 @@ fn nfsd_actions(
         }
         let want = u32::from(size.threads);
         if st.threads != Some(want) {
-            actions.push(Action::Nfsd {
-                knob: Knob::Threads,
-                value: want.to_string(),
-                from: st.threads.map(|t| t.to_string()),
-            });
+            actions.push(Action::Nfsd { knob: Knob::Threads, value: want.to_string(), from: st.threads.map(|t| t.to_string()) });
         }
     } else {
         for (knob, value, from) in stopped_only {
             actions.push(Action::Nfsd { knob, value, from });
         }
-        notes.push(format!(
-            "nfsd is stopped: its init script starts it with {} thread(s) from the files nasboot writes",
-            size.threads
-        ));
+        notes.push(format!("nfsd is stopped: its init script starts it with {} thread(s) from the files nasboot writes", size.threads));
     }
 }
 
 /// How long exportfs may take (it may resolve host names).
 const EXPORTFS_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
         Action::Exports { path, text, reload } => {
             if replace(seams, path, text)? == Replaced::Unchanged || !reload {
@@ -306,11 +285,7 @@ pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
         Action::Nfsd { knob, value, .. } => {
             let file = nfsd_file(knob.file());
             seams.files.write_kernel(Path::new(&file), format!("{value}\n").as_bytes()).map_err(|e| {
-                let hint = if e.raw_os_error() == Some(16) {
-                    ": nfsd is running (EBUSY); stop it and apply again"
-                } else {
-                    ""
-                };
+                let hint = if e.raw_os_error() == Some(16) { ": nfsd is running (EBUSY); stop it and apply again" } else { "" };
                 StepError::partial(format!("nfsd {knob}"), format!("cannot write {value} to {file}: {e}{hint}"))
             })
         }
@@ -347,40 +322,13 @@ fn exportfs(seams: &mut Seams<'_>, written: &str) -> Result<(), StepError> {
         if out.timed_out {
             format!("exportfs -ra timed out after {} s", EXPORTFS_TIMEOUT.as_secs())
         } else {
-            format!("exportfs -ra failed ({:?}): {first}", out.code)
+            format!("exportfs -ra failed ({}): {first}", out.ended())
         }
     } else {
         let parts: Vec<String> = located.iter().map(|e| format!("{}:{}: {}", e.file, e.line, e.message)).collect();
         parts.join("; ")
     };
     Err(StepError::partial("exportfs", detail))
-}
-
-/// Export and share paths missing on the board: warnings, or an error
-/// when `[nfs] strict = true`. `nasboot --strict` turns the warnings into
-/// errors too (cmd::load).
-pub fn check_paths(p: &Profile, src: &Source<'_>, files: &mut dyn Files) -> Result<Vec<Warning>, ConfigError> {
-    let mut found = Vec::new();
-    for (i, e) in p.nfs.export.iter().enumerate() {
-        found.push((format!("nfs.export[{i}].path"), e.path.span(), e.path.get_ref().clone()));
-    }
-    if let Some(s) = &p.samba {
-        for (i, sh) in s.share.iter().enumerate() {
-            found.push((format!("samba.share[{i}].path"), sh.path.span(), sh.path.get_ref().clone()));
-        }
-    }
-    let mut warnings = Vec::new();
-    for (key, span, path) in found {
-        if files.exists(path.as_path()) {
-            continue;
-        }
-        let e = src.error(Some(span), &key, format!("{path} does not exist on this board"));
-        if p.nfs.strict {
-            return Err(e);
-        }
-        warnings.push(Warning(e));
-    }
-    Ok(warnings)
 }
 
 #[cfg(test)]

@@ -30,19 +30,19 @@ use std::time::Duration;
 use super::backend::Backend;
 use super::model::Ifaces;
 use super::RuleSet;
-use crate::apply::StepError;
 use crate::paths;
 use crate::seam::{Cmd, Output, Seams};
+use crate::step::StepError;
 
 /// How long a tool may take: fw3 reloads have taken seconds per interface
 /// on MIPS routers, so be generous.
 const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often `--confirm` looks for the confirmation.
-pub const POLL: Duration = Duration::from_millis(200);
+pub(crate) const POLL: Duration = Duration::from_millis(200);
 
 /// Why a rule set did not load.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     /// The tool is not on PATH; nothing was changed.
     Missing(&'static str),
     /// The tool refused the rule set (check or load); `detail` quotes its
@@ -77,7 +77,7 @@ fn run(seams: &mut Seams<'_>, tool: &'static str, args: &[&str], stdin: Option<&
 /// The first line of a tool's complaint, and the line of `text` it points
 /// at. nft says `/dev/stdin:12:3-9: Error: ...`; iptables-restore says
 /// `line 12 failed` or `Error occurred at line: 12`.
-pub fn explain(stderr: &[u8], text: &str) -> String {
+pub(crate) fn explain(stderr: &[u8], text: &str) -> String {
     let err = String::from_utf8_lossy(stderr);
     let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("(no message)").trim();
     let line_no = err.lines().find_map(line_number);
@@ -115,7 +115,7 @@ fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError>
 
 /// Check, then load, one rule set. Nothing is changed unless every check
 /// passed (for iptables: both families are checked before either loads).
-pub fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), LoadError> {
+pub(crate) fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), LoadError> {
     match rs.backend {
         Backend::Nftables => {
             if seams.runner.which("nft").is_none() {
@@ -138,8 +138,7 @@ pub fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), LoadErr
                     return Err(LoadError::Missing(tool));
                 }
             }
-            let (test, load): (&[&str], &[&str]) =
-                if rs.noflush { (&["--test", "--noflush"], &["--noflush"]) } else { (&["--test"], &[]) };
+            let (test, load): (&[&str], &[&str]) = if rs.noflush { (&["--test", "--noflush"], &["--noflush"]) } else { (&["--test"], &[]) };
             for (tool, text) in &files {
                 let out = run(seams, tool, test, Some(text.as_bytes()))?;
                 checked(out, tool, text)?;
@@ -175,7 +174,12 @@ fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'
 /// place of the ingress hooks `hook = "auto"` took) if given, and
 /// succeed; failing that, with `fallback_lan`, load the fallback and fail.
 /// A missing tool changes nothing.
-pub fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn load(
+    rules: &RuleSet,
+    instead: Option<&RuleSet>,
+    fallback_lan: Option<&Ifaces>,
+    seams: &mut Seams<'_>,
+) -> Result<(), StepError> {
     let e = match check_and_load(rules, seams) {
         Ok(()) => return Ok(()),
         Err(e) => e,
@@ -191,10 +195,9 @@ pub fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&If
         (LoadError::Missing(_), _) => Err(StepError::fatal(tool, format!("{}; the previous rule set is kept", e.message()))),
         (LoadError::Rejected { .. }, None) => Err(StepError::fatal(tool, e.message())),
         (LoadError::Rejected { .. }, Some(lan)) => match load_fallback(lan, rules.backend, rules.ipv6, seams) {
-            Ok(b) => Err(StepError::fatal(
-                tool,
-                format!("{}; loaded the fallback rule set instead ({b}: loopback and LAN only)", e.message()),
-            )),
+            Ok(b) => {
+                Err(StepError::fatal(tool, format!("{}; loaded the fallback rule set instead ({b}: loopback and LAN only)", e.message())))
+            }
             Err(why) => Err(StepError::fatal(tool, format!("{}; the fallback did not load either: {why}", e.message()))),
         },
     }
@@ -202,7 +205,7 @@ pub fn load(rules: &RuleSet, instead: Option<&RuleSet>, fallback_lan: Option<&If
 
 /// Load the emergency rule set (a profile that cannot be read at boot):
 /// with `backend`, or failing that the other one.
-pub fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, StepError> {
+pub(crate) fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, StepError> {
     let mut why = String::new();
     for b in [backend, backend.other()] {
         match check_and_load(&super::emergency(b, ipv6), seams) {
@@ -221,7 +224,7 @@ pub fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Re
 /// For the boot scripts when the profile cannot be read: choose a backend
 /// from what the board offers (as `auto` would) and load the emergency
 /// rule set (see the module documentation of `firewall`).
-pub fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, StepError> {
+pub(crate) fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, StepError> {
     let offer = super::backend::Offer {
         kernel: seams.sysctl.get("kernel.osrelease").ok().and_then(|r| super::backend::kernel_version(&r)),
         nft: seams.runner.which("nft").is_some(),
@@ -236,8 +239,7 @@ pub fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, StepError> {
 /// exactly what the file lists).
 const EMPTY_FILTER: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
 const EMPTY_RAW: &str = "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
-const EMPTY_NAT: &str =
-    "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n";
+const EMPTY_NAT: &str = "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n";
 
 fn complete(saved: &str, new: &str, out: &mut String) {
     out.push_str(saved);
@@ -277,7 +279,7 @@ fn iptables_save(seams: &mut Seams<'_>, tool: &'static str, new: &str, text: &mu
 }
 
 /// The rule set that puts back what is loaded now, for a rollback.
-pub fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, LoadError> {
+pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, LoadError> {
     match new.backend {
         Backend::Nftables => {
             let mut text = String::from("table inet nasboot {}\ndelete table inet nasboot\n");
@@ -304,7 +306,7 @@ pub fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, Lo
 }
 
 /// `--confirm`: how long, and the token this apply waits for.
-pub struct Confirm<'a> {
+pub(crate) struct Confirm<'a> {
     pub seconds: u32,
     pub token: &'a str,
 }
@@ -320,7 +322,7 @@ fn write(seams: &mut Seams<'_>, path: &str, data: &[u8]) -> Result<(), StepError
 /// Apply with `--confirm` (see the module documentation). `sleep` waits
 /// between polls (the real clock in `main`, a counter in tests); `say`
 /// tells the operator what to do.
-pub fn load_confirmed(
+pub(crate) fn load_confirmed(
     rules: &RuleSet,
     instead: Option<&RuleSet>,
     fallback_lan: Option<&Ifaces>,
@@ -329,16 +331,12 @@ pub fn load_confirmed(
     sleep: &mut dyn FnMut(Duration),
     say: &mut dyn FnMut(&str),
 ) -> Result<(), StepError> {
-    let previous = save_previous(rules, seams).map_err(|e| {
-        StepError::fatal(e.tool(), format!("cannot save the current rule set, so nothing was applied: {}", e.message()))
-    })?;
+    let previous = save_previous(rules, seams)
+        .map_err(|e| StepError::fatal(e.tool(), format!("cannot save the current rule set, so nothing was applied: {}", e.message())))?;
     write(seams, paths::FIREWALL_PREVIOUS, previous.text.as_bytes())?;
     load(rules, instead, fallback_lan, seams)?;
     write(seams, paths::FIREWALL_PENDING, c.token.as_bytes())?;
-    say(&format!(
-        "firewall applied; run `nasboot firewall confirm` within {} s, or the previous rule set comes back",
-        c.seconds
-    ));
+    say(&format!("firewall applied; run `nasboot firewall confirm` within {} s, or the previous rule set comes back", c.seconds));
     let polls = u64::from(c.seconds) * 1000 / POLL.as_millis() as u64;
     for _ in 0..polls {
         sleep(POLL);
@@ -350,10 +348,7 @@ pub fn load_confirmed(
     }
     write(seams, paths::FIREWALL_PENDING, b"")?;
     match check_and_load(&previous, seams) {
-        Ok(()) => Err(StepError::fatal(
-            "firewall",
-            format!("not confirmed within {} s: the previous rule set is back", c.seconds),
-        )),
+        Ok(()) => Err(StepError::fatal("firewall", format!("not confirmed within {} s: the previous rule set is back", c.seconds))),
         Err(e) => {
             let lan = fallback_lan.cloned().unwrap_or_default();
             let fb = load_fallback(&lan, rules.backend, rules.ipv6, seams);
@@ -374,7 +369,7 @@ pub fn load_confirmed(
 }
 
 /// `nasboot firewall confirm`: confirm the waiting apply, if any.
-pub fn confirm(seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn confirm(seams: &mut Seams<'_>) -> Result<(), StepError> {
     let token = read_text(seams, paths::FIREWALL_PENDING);
     if token.is_empty() {
         return Err(StepError::fatal("firewall confirm", "no `firewall apply --confirm` is waiting"));

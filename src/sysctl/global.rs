@@ -1,5 +1,4 @@
-//! Global sysctls: the shipped presets plus the profile's own values,
-//! written through /proc/sys. Only values that differ are written.
+//! Global sysctls: the shipped presets plus the profile's own values.
 //!
 //! The "slow-cpu-nas" preset, and why:
 //! - `net.core.rmem_max` / `net.core.wmem_max` = 1 MiB, and the maxima of
@@ -14,16 +13,12 @@
 //! - `vm.min_free_kbytes` is not touched: it depends on RAM size.
 //! - Nothing here disables `tcp_moderate_rcvbuf` (autotuning).
 
-use std::fmt;
-
-use crate::apply::StepError;
 use crate::config::firewall::Profile as FwProfile;
 use crate::config::system::SysctlPreset;
 use crate::config::Profile;
-use crate::seam::Seams;
 
 /// The "slow-cpu-nas" preset.
-pub const SLOW_CPU_NAS: &[(&str, &str)] = &[
+pub(crate) const SLOW_CPU_NAS: &[(&str, &str)] = &[
     ("net.core.rmem_max", "1048576"),
     ("net.core.wmem_max", "1048576"),
     ("net.ipv4.tcp_rmem", "4096 87380 1048576"),
@@ -34,29 +29,11 @@ pub const SLOW_CPU_NAS: &[(&str, &str)] = &[
 ];
 
 /// The kernel's ephemeral port range, IPv4 and IPv6 alike.
-pub const LOCAL_PORT_RANGE: &str = "net.ipv4.ip_local_port_range";
-
-/// Set one sysctl.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Action {
-    pub key: String,
-    pub value: String,
-    /// The current value, if it could be read.
-    pub from: Option<String>,
-}
-
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.from {
-            Some(old) => write!(f, "{} = {} (now {})", self.key, self.value, old),
-            None => write!(f, "{} = {}", self.key, self.value),
-        }
-    }
-}
+pub(crate) const LOCAL_PORT_RANGE: &str = "net.ipv4.ip_local_port_range";
 
 /// The wanted values, in order: the preset, the stateless firewall's local
 /// port range, then the profile's own (which win).
-pub fn wanted(p: &Profile) -> Vec<(String, String)> {
+pub(crate) fn wanted(p: &Profile) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     let preset: &[(&str, &str)] = match p.sysctl.preset {
         Some(SysctlPreset::SlowCpuNas) => SLOW_CPU_NAS,
@@ -80,41 +57,6 @@ pub fn wanted(p: &Profile) -> Vec<(String, String)> {
     out
 }
 
-/// Current values of the wanted keys (absent if unreadable).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observed {
-    pub values: Vec<(String, Option<String>)>,
-}
-
-pub fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
-    Observed { values: wanted(p).into_iter().map(|(k, _)| { let v = seams.sysctl.get(&k).ok(); (k, v) }).collect() }
-}
-
-/// Kernel values use tabs or runs of spaces between numbers.
-fn same(a: &str, b: &str) -> bool {
-    a.split_whitespace().eq(b.split_whitespace())
-}
-
-pub fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
-    wanted(p)
-        .into_iter()
-        .filter_map(|(key, value)| {
-            let from = now.values.iter().find(|(k, _)| *k == key).and_then(|(_, v)| v.clone());
-            match &from {
-                Some(cur) if same(cur, &value) => None,
-                _ => Some(Action { key, value, from }),
-            }
-        })
-        .collect()
-}
-
-pub fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
-    seams
-        .sysctl
-        .set(&a.key, &a.value)
-        .map_err(|e| StepError::partial(format!("sysctl {}", a.key), e))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,11 +66,5 @@ mod tests {
         for (k, _) in SLOW_CPU_NAS {
             assert_ne!(*k, "net.ipv4.tcp_moderate_rcvbuf");
         }
-    }
-
-    #[test]
-    fn equal_values_with_other_spacing_are_not_rewritten() {
-        assert!(same("4096\t87380\t1048576", "4096 87380 1048576"));
-        assert!(!same("4096 87380 6291456", "4096 87380 1048576"));
     }
 }

@@ -29,7 +29,7 @@ use std::fmt::Write as _;
 use crate::config::nfs::{Export, Fsid, Squash};
 use crate::config::Profile;
 
-use super::client::Client;
+use crate::config::types::Client;
 
 /// Whether byte `b` is written as `\ooo`.
 fn needs_escape(b: u8) -> bool {
@@ -37,7 +37,7 @@ fn needs_escape(b: u8) -> bool {
 }
 
 /// A path as one exports(5) token.
-pub fn escape_path(path: &str) -> String {
+pub(crate) fn escape_path(path: &str) -> String {
     let bytes = path.as_bytes();
     let mut out = String::with_capacity(path.len() + 8);
     for (i, c) in path.char_indices() {
@@ -58,7 +58,8 @@ pub fn escape_path(path: &str) -> String {
 /// How nfs-utils reads a path token back (xgettok): `"` toggles quoting
 /// and is dropped; each time a byte is appended and the last four read
 /// `\ooo` (value below 256), they become that byte.
-pub fn unescape(token: &str) -> Vec<u8> {
+#[cfg(test)]
+pub(crate) fn unescape(token: &str) -> Vec<u8> {
     let octal = |b: u8| (b'0'..=b'7').contains(&b);
     let mut tok: Vec<u8> = Vec::with_capacity(token.len());
     for &b in token.as_bytes() {
@@ -79,7 +80,7 @@ pub fn unescape(token: &str) -> Vec<u8> {
 }
 
 /// The option list of an export, in a fixed order.
-pub fn options(e: &Export) -> String {
+pub(crate) fn options(e: &Export) -> String {
     let mut o: Vec<String> = Vec::with_capacity(10);
     o.push(if e.rw { "rw" } else { "ro" }.into());
     o.push(if e.sync { "sync" } else { "async" }.into());
@@ -115,7 +116,7 @@ pub fn options(e: &Export) -> String {
 
 /// The clients of an export: its own list, or the LAN subnets. The
 /// profile validation guarantees one of them is non-empty and parses.
-pub fn clients(p: &Profile, e: &Export) -> Vec<Client> {
+pub(crate) fn clients(p: &Profile, e: &Export) -> Vec<Client> {
     if e.clients.is_empty() {
         crate::config::nfs::lan_networks(p).into_iter().map(Client::Net).collect()
     } else {
@@ -125,7 +126,7 @@ pub fn clients(p: &Profile, e: &Export) -> Vec<Client> {
 
 /// The whole file. `drop_in`: the text goes to /etc/exports.d, so the
 /// header says where the board's own exports stay.
-pub fn render(p: &Profile, drop_in: bool) -> String {
+pub(crate) fn render(p: &Profile, drop_in: bool) -> String {
     let mut out = String::new();
     out.push_str("# Written by nasboot from its profile; changes here are overwritten.\n");
     if drop_in {
@@ -146,7 +147,7 @@ pub fn render(p: &Profile, drop_in: bool) -> String {
 
 /// One problem exportfs reported about a file line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExportfsError {
+pub(crate) struct ExportfsError {
     pub file: String,
     pub line: usize,
     pub message: String,
@@ -155,7 +156,7 @@ pub struct ExportfsError {
 /// The located lines of exportfs' standard error. nfs-utils prints
 /// errors as `exportfs: FILE:LINE: MESSAGE` and warnings as
 /// `exportfs: FILE [LINE]: MESSAGE` (support/nfs/exports.c).
-pub fn parse_exportfs_stderr(stderr: &str) -> Vec<ExportfsError> {
+pub(crate) fn parse_exportfs_stderr(stderr: &str) -> Vec<ExportfsError> {
     let mut out = Vec::new();
     for l in stderr.lines() {
         let rest = l.trim().strip_prefix("exportfs: ").unwrap_or(l.trim());

@@ -4,11 +4,11 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use crate::config::types::IpNet;
+use super::types::{IpNet, ParseError};
 
 /// One client of an export.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Client {
+pub(crate) enum Client {
     /// `*`: everyone.
     Anyone,
     /// An address or network, e.g. 192.168.1.0/24 or fd00::/64.
@@ -23,7 +23,7 @@ impl Client {
     /// Parse one client. Host names follow RFC 1123 letters plus the
     /// exports(5) wildcards; anything with white space, parentheses or
     /// commas is refused since it would change the meaning of the line.
-    pub fn parse(s: &str) -> Result<Client, String> {
+    pub(crate) fn parse(s: &str) -> Result<Client, ParseError> {
         if s == "*" {
             return Ok(Client::Anyone);
         }
@@ -39,10 +39,7 @@ impl Client {
         if ok {
             Ok(Client::Host(s.to_string()))
         } else {
-            Err(format!(
-                "`{}` is not a host, an address, a network with a prefix, a wildcard or *",
-                s.escape_debug()
-            ))
+            Err(ParseError::NotAClient(s.into()))
         }
     }
 }
@@ -69,8 +66,8 @@ mod tests {
         assert_eq!(Client::parse("fd00::1/64").unwrap().to_string(), "fd00::/64");
         assert_eq!(Client::parse("10.0.0.5").unwrap().to_string(), "10.0.0.5");
         assert_eq!(Client::parse("*.lan").unwrap().to_string(), "*.lan");
-        assert!(Client::parse("10.0.0.0/33").unwrap_err().contains("/33"));
-        assert!(Client::parse("host(rw)").is_err());
-        assert!(Client::parse("a b").is_err());
+        assert!(Client::parse("10.0.0.0/33").unwrap_err().to_string().contains("/33"));
+        assert_eq!(Client::parse("host(rw)"), Err(ParseError::NotAClient("host(rw)".into())));
+        assert_eq!(Client::parse("a b"), Err(ParseError::NotAClient("a b".into())));
     }
 }

@@ -25,7 +25,7 @@ use super::nfsd::version_flags;
 
 /// What the init script files should say.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub threads: u16,
     /// None: leave the versions to nfs-utils' defaults.
     pub versions: Option<Vec<NfsVersion>>,
@@ -38,7 +38,7 @@ pub struct Settings {
 }
 
 /// `/etc/default/nfs-kernel-server` with nasboot's keys set in `existing`.
-pub fn default_file(existing: &str, s: &Settings) -> String {
+pub(crate) fn default_file(existing: &str, s: &Settings) -> String {
     let mut out = String::with_capacity(existing.len() + 64);
     let (mut count_done, mut mountd_done) = (false, false);
     for line in existing.lines() {
@@ -108,7 +108,7 @@ fn mountd_opts(raw: &str, port: u16) -> String {
 }
 
 /// The (section, key, value) triples nasboot owns in nfs.conf.
-pub fn nfs_conf_keys(s: &Settings) -> Vec<(&'static str, String, String)> {
+pub(crate) fn nfs_conf_keys(s: &Settings) -> Vec<(&'static str, String, String)> {
     let mut keys = vec![("nfsd", "threads".to_string(), s.threads.to_string())];
     if let Some(v) = &s.versions {
         for (name, on) in version_flags(v) {
@@ -124,7 +124,7 @@ pub fn nfs_conf_keys(s: &Settings) -> Vec<(&'static str, String, String)> {
 }
 
 /// `/etc/nfs.conf.d/nasboot.conf`.
-pub fn nfs_conf_drop_in(s: &Settings) -> String {
+pub(crate) fn nfs_conf_drop_in(s: &Settings) -> String {
     let mut out = String::from("# Written by nasboot from its profile; changes here are overwritten.\n");
     out.push_str("# nfs-utils reads this after /etc/nfs.conf, so these values win.\n");
     let mut section = "";
@@ -139,7 +139,7 @@ pub fn nfs_conf_drop_in(s: &Settings) -> String {
 }
 
 /// `existing` nfs.conf with nasboot's keys set in place.
-pub fn nfs_conf_in_place(existing: &str, s: &Settings) -> String {
+pub(crate) fn nfs_conf_in_place(existing: &str, s: &Settings) -> String {
     set_ini_keys(existing, &nfs_conf_keys(s))
 }
 
@@ -160,7 +160,7 @@ fn key_of(line: &str) -> Option<&str> {
 /// Set `key=value` in `[section]` for each triple: every uncommented
 /// assignment of the key in that section is replaced; a missing key goes
 /// right after the section header; a missing section is appended.
-pub fn set_ini_keys(existing: &str, keys: &[(&str, String, String)]) -> String {
+pub(crate) fn set_ini_keys(existing: &str, keys: &[(&str, String, String)]) -> String {
     let lines: Vec<&str> = existing.lines().collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + keys.len() + 2);
     let mut done = vec![false; keys.len()];
@@ -177,9 +177,7 @@ pub fn set_ini_keys(existing: &str, keys: &[(&str, String, String)]) -> String {
             }
             continue;
         }
-        let hit = key_of(line).and_then(|name| {
-            keys.iter().position(|(s, key, _)| *s == current && key.eq_ignore_ascii_case(name))
-        });
+        let hit = key_of(line).and_then(|name| keys.iter().position(|(s, key, _)| *s == current && key.eq_ignore_ascii_case(name)));
         match hit {
             Some(k) => {
                 out.push(format!("{}={}", keys[k].1, keys[k].2));
@@ -227,7 +225,8 @@ mod tests {
 
     #[test]
     fn default_file_keeps_other_lines_and_mountd_options() {
-        let before = "# comment\nRPCNFSDCOUNT=8\nRPCNFSDPRIORITY=0\nRPCMOUNTDOPTS=\"--manage-gids --no-nfs-version 4 -p 999\"\nNEED_SVCGSSD=\"\"\n";
+        let before =
+            "# comment\nRPCNFSDCOUNT=8\nRPCNFSDPRIORITY=0\nRPCMOUNTDOPTS=\"--manage-gids --no-nfs-version 4 -p 999\"\nNEED_SVCGSSD=\"\"\n";
         let after = default_file(before, &settings());
         assert_eq!(
             after,
@@ -247,7 +246,8 @@ mod tests {
 
     #[test]
     fn nfs_conf_in_place_touches_only_owned_keys() {
-        let before = "[general]\npipefs-directory=/run/rpc_pipefs\n[mountd]\nmanage-gids=y\n# port=0\n[nfsd]\n# threads=8\nThreads = 16\nudp=n\n";
+        let before =
+            "[general]\npipefs-directory=/run/rpc_pipefs\n[mountd]\nmanage-gids=y\n# port=0\n[nfsd]\n# threads=8\nThreads = 16\nudp=n\n";
         let after = nfs_conf_in_place(before, &settings());
         assert_eq!(
             after,
@@ -259,6 +259,9 @@ mod tests {
     #[test]
     fn nfs_conf_missing_sections_are_appended() {
         let after = nfs_conf_in_place("[general]\n", &Settings { versions: None, ..settings() });
-        assert_eq!(after, "[general]\n[nfsd]\nthreads=2\n[mountd]\nmanage-gids=y\nport=32767\n[statd]\nport=32765\n[lockd]\nport=32764\nudp-port=32764\n");
+        assert_eq!(
+            after,
+            "[general]\n[nfsd]\nthreads=2\n[mountd]\nmanage-gids=y\nport=32767\n[statd]\nport=32765\n[lockd]\nport=32764\nudp-port=32764\n"
+        );
     }
 }

@@ -12,7 +12,7 @@
 //! the table in the kernel documentation for the target it runs on.
 
 /// Whether this target uses the 3-direction-bit encoding.
-pub const THREE_DIR_BITS: bool = cfg!(any(
+pub(crate) const THREE_DIR_BITS: bool = cfg!(any(
     target_arch = "powerpc",
     target_arch = "powerpc64",
     target_arch = "mips",
@@ -29,25 +29,25 @@ const READ: u32 = 2;
 const WRITE: u32 = if THREE_DIR_BITS { 4 } else { 1 };
 
 /// `_IOC(dir, type, nr, size)`.
-pub const fn ioc(dir: u32, ty: u8, nr: u8, size: usize) -> u32 {
+pub(crate) const fn ioc(dir: u32, ty: u8, nr: u8, size: usize) -> u32 {
     assert!(size < (1 << SIZE_BITS), "ioctl argument too large for the size field");
     (dir << DIR_SHIFT) | ((size as u32) << 16) | ((ty as u32) << 8) | nr as u32
 }
 
 /// `_IOR(type, nr, T)`: the kernel writes a T.
-pub const fn ior(ty: u8, nr: u8, size: usize) -> u32 {
+pub(crate) const fn ior(ty: u8, nr: u8, size: usize) -> u32 {
     ioc(READ, ty, nr, size)
 }
 
 /// `_IOWR(type, nr, T)`.
-pub const fn iowr(ty: u8, nr: u8, size: usize) -> u32 {
+pub(crate) const fn iowr(ty: u8, nr: u8, size: usize) -> u32 {
     ioc(READ | WRITE, ty, nr, size)
 }
 
 /// `struct watchdog_info { __u32 options; __u32 firmware_version; __u8 identity[32]; }`
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WatchdogInfo {
+pub(crate) struct WatchdogInfo {
     pub options: u32,
     pub firmware_version: u32,
     pub identity: [u8; 32],
@@ -55,40 +55,46 @@ pub struct WatchdogInfo {
 
 const INT: usize = core::mem::size_of::<core::ffi::c_int>();
 
-pub const WDIOC_GETSUPPORT: u32 = ior(b'W', 0, core::mem::size_of::<WatchdogInfo>());
-pub const WDIOC_GETSTATUS: u32 = ior(b'W', 1, INT);
-pub const WDIOC_GETBOOTSTATUS: u32 = ior(b'W', 2, INT);
-pub const WDIOC_GETTEMP: u32 = ior(b'W', 3, INT);
+pub(crate) const WDIOC_GETSUPPORT: u32 = ior(b'W', 0, core::mem::size_of::<WatchdogInfo>());
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
+pub(crate) const WDIOC_GETSTATUS: u32 = ior(b'W', 1, INT);
+pub(crate) const WDIOC_GETBOOTSTATUS: u32 = ior(b'W', 2, INT);
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
+pub(crate) const WDIOC_GETTEMP: u32 = ior(b'W', 3, INT);
 /// Read direction in the header, although the kernel reads the caller's int.
-pub const WDIOC_SETOPTIONS: u32 = ior(b'W', 4, INT);
-pub const WDIOC_KEEPALIVE: u32 = ior(b'W', 5, INT);
-pub const WDIOC_SETTIMEOUT: u32 = iowr(b'W', 6, INT);
-pub const WDIOC_GETTIMEOUT: u32 = ior(b'W', 7, INT);
-pub const WDIOC_SETPRETIMEOUT: u32 = iowr(b'W', 8, INT);
-pub const WDIOC_GETPRETIMEOUT: u32 = ior(b'W', 9, INT);
-pub const WDIOC_GETTIMELEFT: u32 = ior(b'W', 10, INT);
+pub(crate) const WDIOC_SETOPTIONS: u32 = ior(b'W', 4, INT);
+pub(crate) const WDIOC_KEEPALIVE: u32 = ior(b'W', 5, INT);
+pub(crate) const WDIOC_SETTIMEOUT: u32 = iowr(b'W', 6, INT);
+pub(crate) const WDIOC_GETTIMEOUT: u32 = ior(b'W', 7, INT);
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
+pub(crate) const WDIOC_SETPRETIMEOUT: u32 = iowr(b'W', 8, INT);
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
+pub(crate) const WDIOC_GETPRETIMEOUT: u32 = ior(b'W', 9, INT);
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
+pub(crate) const WDIOC_GETTIMELEFT: u32 = ior(b'W', 10, INT);
 
 /// `watchdog_info.options` and boot status bits.
-pub const WDIOF_OVERHEAT: u32 = 0x0001;
-pub const WDIOF_FANFAULT: u32 = 0x0002;
-pub const WDIOF_EXTERN1: u32 = 0x0004;
-pub const WDIOF_EXTERN2: u32 = 0x0008;
-pub const WDIOF_POWERUNDER: u32 = 0x0010;
-pub const WDIOF_CARDRESET: u32 = 0x0020;
-pub const WDIOF_POWEROVER: u32 = 0x0040;
-pub const WDIOF_SETTIMEOUT: u32 = 0x0080;
-pub const WDIOF_MAGICCLOSE: u32 = 0x0100;
-pub const WDIOF_PRETIMEOUT: u32 = 0x0200;
-pub const WDIOF_ALARMONLY: u32 = 0x0400;
-pub const WDIOF_KEEPALIVEPING: u32 = 0x8000;
+pub(crate) const WDIOF_OVERHEAT: u32 = 0x0001;
+pub(crate) const WDIOF_FANFAULT: u32 = 0x0002;
+pub(crate) const WDIOF_EXTERN1: u32 = 0x0004;
+pub(crate) const WDIOF_EXTERN2: u32 = 0x0008;
+pub(crate) const WDIOF_POWERUNDER: u32 = 0x0010;
+pub(crate) const WDIOF_CARDRESET: u32 = 0x0020;
+pub(crate) const WDIOF_POWEROVER: u32 = 0x0040;
+pub(crate) const WDIOF_SETTIMEOUT: u32 = 0x0080;
+pub(crate) const WDIOF_MAGICCLOSE: u32 = 0x0100;
+pub(crate) const WDIOF_PRETIMEOUT: u32 = 0x0200;
+pub(crate) const WDIOF_ALARMONLY: u32 = 0x0400;
+pub(crate) const WDIOF_KEEPALIVEPING: u32 = 0x8000;
 
 /// `WDIOC_SETOPTIONS` values.
-pub const WDIOS_DISABLECARD: u32 = 0x0001;
-pub const WDIOS_ENABLECARD: u32 = 0x0002;
-pub const WDIOS_TEMPPANIC: u32 = 0x0004;
+pub(crate) const WDIOS_DISABLECARD: u32 = 0x0001;
+pub(crate) const WDIOS_ENABLECARD: u32 = 0x0002;
+#[allow(dead_code)] // the header's, in the table tested below; nasboot does not send it
+pub(crate) const WDIOS_TEMPPANIC: u32 = 0x0004;
 
 /// Names of the option bits, for logs.
-pub const OPTION_NAMES: [(u32, &str); 12] = [
+pub(crate) const OPTION_NAMES: [(u32, &str); 12] = [
     (WDIOF_OVERHEAT, "OVERHEAT"),
     (WDIOF_FANFAULT, "FANFAULT"),
     (WDIOF_EXTERN1, "EXTERN1"),
@@ -104,7 +110,7 @@ pub const OPTION_NAMES: [(u32, &str); 12] = [
 ];
 
 /// The option bits as names separated by `|` (e.g. `SETTIMEOUT|MAGICCLOSE`).
-pub fn option_names(bits: u32, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+pub(crate) fn option_names(bits: u32, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
     let mut first = true;
     for (bit, name) in OPTION_NAMES {
         if bits & bit != 0 {
@@ -152,10 +158,8 @@ mod tests {
 
     #[test]
     fn the_encoding_follows_the_architecture() {
-        let three = matches!(
-            std::env::consts::ARCH,
-            "powerpc" | "powerpc64" | "mips" | "mips64" | "mips32r6" | "mips64r6" | "sparc" | "sparc64"
-        );
+        let three =
+            matches!(std::env::consts::ARCH, "powerpc" | "powerpc64" | "mips" | "mips64" | "mips32r6" | "mips64r6" | "sparc" | "sparc64");
         assert_eq!(THREE_DIR_BITS, three, "{}", std::env::consts::ARCH);
     }
 

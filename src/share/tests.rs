@@ -234,12 +234,7 @@ fn apply_writes_exports_then_exportfs_once() {
     assert_eq!(status, Status::Ok, "{err}");
     assert_eq!(
         b.effects(),
-        [
-            "replace /etc/exports",
-            "run exportfs -ra",
-            "replace /etc/default/nfs-kernel-server",
-            "replace /etc/nfs.conf.d/nasboot.conf",
-        ]
+        ["replace /etc/exports", "run exportfs -ra", "replace /etc/default/nfs-kernel-server", "replace /etc/nfs.conf.d/nasboot.conf",]
     );
     assert_eq!(text_of(&b, "/etc/exports"), include_str!("../../tests/golden/nfs/exports.basic"));
     assert!(text_of(&b, "/etc/default/nfs-kernel-server").contains("RPCNFSDCOUNT=2\n"));
@@ -307,11 +302,7 @@ fn stopped_nfsd_gets_versions_and_block_size_but_no_threads() {
     let now = observe(&l.profile, &mut b.seams());
     assert!(!now.nfsd.running());
     let (actions, notes) = plan(&l.profile, &now);
-    let knobs: Vec<String> = actions
-        .iter()
-        .filter(|a| matches!(a, Action::Nfsd { .. }))
-        .map(|a| a.to_string())
-        .collect();
+    let knobs: Vec<String> = actions.iter().filter(|a| matches!(a, Action::Nfsd { .. })).map(|a| a.to_string()).collect();
     assert_eq!(knobs, ["nfsd versions = +3 -4 (now -2 +3 +4 +4.1 +4.2)", "nfsd max_block_size = 32768 (now 8192)"]);
     assert!(notes.iter().any(|n| n.contains("nfsd is stopped") && n.contains("2 thread(s)")), "{notes:?}");
     let mut s = b.seams();
@@ -367,7 +358,7 @@ fn ebusy_on_a_knob_is_partial_with_a_hint() {
     s.files = &mut busy;
     let e = apply(&Action::Nfsd { knob: Knob::Versions, value: "+3 -4".into(), from: None }, &mut s).unwrap_err();
     assert_eq!(e.subject, "nfsd versions");
-    assert_eq!(e.severity, crate::apply::Severity::Partial);
+    assert_eq!(e.severity, crate::step::Severity::Partial);
     assert!(e.message.contains("EBUSY"), "{e}");
 }
 
@@ -434,15 +425,36 @@ const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
         "nfs.export[1].clients[0]",
         "also by nfs.export[0]",
     ),
-    ("same network written twice", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/8\", \"10.1.2.3/8\"]\n", 15, 26, "nfs.export[0].clients[1]", "twice"),
+    (
+        "same network written twice",
+        "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/8\", \"10.1.2.3/8\"]\n",
+        15,
+        26,
+        "nfs.export[0].clients[1]",
+        "twice",
+    ),
     ("backslash and octal digits", "[[nfs.export]]\npath = '/srv/a\\101'\n", 14, 8, "nfs.export[0].path", "etab"),
-    ("client with options", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"host(rw)\"]\n", 15, 12, "nfs.export[0].clients[0]", "not a host"),
+    (
+        "client with options",
+        "[[nfs.export]]\npath = \"/srv\"\nclients = [\"host(rw)\"]\n",
+        15,
+        12,
+        "nfs.export[0].clients[0]",
+        "not a host",
+    ),
     ("unknown export key", "[[nfs.export]]\npath = \"/srv\"\nnohide = true\n", 15, 1, "nfs.export[0].nohide", "unknown field"),
     ("no versions", "[nfs]\nversions = []\n", 14, 1, "nfs.versions", "at least one"),
     ("4.1 without 4", "[nfs]\nversions = [\"3\", \"4.1\"]\n", 14, 1, "nfs.versions", "need \"4\""),
     ("unknown preset", "[nfs]\npreset = \"fast\"\n", 14, 10, "nfs.preset", "unknown variant `fast`"),
     ("samba share reserved", "[samba]\n[[samba.share]]\nname = \"global\"\npath = \"/srv\"\n", 15, 8, "samba.share[0].name", "reserved"),
-    ("samba share twice", "[samba]\n[[samba.share]]\nname = \"a\"\npath = \"/srv\"\n[[samba.share]]\nname = \"A\"\npath = \"/srv\"\n", 18, 8, "samba.share[1].name", "twice"),
+    (
+        "samba share twice",
+        "[samba]\n[[samba.share]]\nname = \"a\"\npath = \"/srv\"\n[[samba.share]]\nname = \"A\"\npath = \"/srv\"\n",
+        18,
+        8,
+        "samba.share[1].name",
+        "twice",
+    ),
     ("samba % in path", "[samba]\n[[samba.share]]\nname = \"a\"\npath = \"/srv/%U\"\n", 16, 8, "samba.share[0].path", "%"),
     ("samba unknown interface", "[samba]\ninterfaces = [\"eth7\"]\n", 14, 15, "samba.interfaces[0]", "not an [[interface]]"),
     ("samba receivefile", "[samba]\nmin_receivefile_size = 262144\n", 14, 1, "samba.min_receivefile_size", "131072"),

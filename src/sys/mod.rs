@@ -1,0 +1,12 @@
+//! Kernel ABI, and nothing else: the structures, constants and request
+//! numbers of the kernel interfaces nasboot calls directly, each checked
+//! by a layout test on every target (the tests run under qemu-user for
+//! powerpc, mips and sparc too). Everything may import this module; it
+//! imports nothing of nasboot.
+//!
+//! - [`ethtool`]: SIOCETHTOOL's command structures (include/uapi/linux/ethtool.h);
+//! - [`watchdog`]: the watchdog API (include/uapi/linux/watchdog.h) and the
+//!   `_IOC` encoding per architecture.
+
+pub(crate) mod ethtool;
+pub(crate) mod watchdog;
