@@ -88,7 +88,7 @@ read -ra NB <<<"$(nasboot_for host)"
 t_check "the default profile passes nasboot check" "${NB[@]}" -c "$T_TOP/board/init/debian/nasboot.toml" check
 rules=$(unshare -n "${NB[@]}" -c "$T_TOP/board/init/debian/nasboot.toml" firewall render 2>&1)
 t_has "the default profile: input chain, policy drop" "type filter hook input priority 0; policy drop;" "$rules"
-t_has "the default profile: the WAN chain drops new TCP connections" "tcp flags & (syn | ack) == syn drop" "$rules"
+t_has "the default profile: the WAN lets in TCP only as replies (no SYN, to the local port range)" "tcp dport 32768-60999 tcp flags & (syn | ack) != syn accept" "$rules"
 t_has "the default profile: the LAN gets SSH only" "elements = { 22 }" "$rules"
 
 # Negative control: the same package without its copyright file.
@@ -97,4 +97,38 @@ dpkg-deb -R "$work/nasboot_${version}_amd64.deb" "$work/x"
 rm "$work/x/usr/share/doc/nasboot/copyright"
 dpkg-deb --root-owner-group --build "$work/x" "$work/broken.deb" >/dev/null
 t_has "negative control: lintian reports an error without the copyright file" "E: nasboot: no-copyright-file" "$(lintian "$work/broken.deb" 2>&1 || true)"
+
+# postinst's first start, in a network namespace (its own /sys/class/net):
+# the packaged profile names eth0 and eth1, and a first install on a machine
+# without them must not start (its firewall would drop the interfaces it
+# does not name). The postinst is run with its two paths moved into $work,
+# and update-rc.d, invoke-rc.d and deb-systemd-helper replaced by stubs that
+# log their argv: what this checks is which calls postinst makes, not what
+# those tools do.
+pi=$work/postinst
+mkdir -p "$pi/bin"
+for c in update-rc.d invoke-rc.d deb-systemd-helper; do
+	printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$c" "$pi" >"$pi/bin/$c"
+	chmod +x "$pi/bin/$c"
+done
+cp "$T_TOP/board/init/debian/nasboot.toml" "$pi/nasboot.toml"
+printf '#!/bin/sh\n' >"$pi/initd"
+chmod +x "$pi/initd"
+sed -e "s|/etc/nasboot.toml|$pi/nasboot.toml|g" -e "s|/etc/init.d/nasboot|$pi/initd|g" "$T_TOP/board/init/debian/postinst" >"$pi/postinst"
+fails() { ! "$@" >/dev/null 2>&1; }
+ip netns del nbpkgpi 2>/dev/null || true
+ip netns add nbpkgpi
+postinst() {
+	rm -f "$pi/calls"
+	ip netns exec nbpkgpi env PATH="$pi/bin:$PATH" sh "$pi/postinst" configure "$@" 2>"$pi/err"
+	cat "$pi/calls"
+}
+calls=$(postinst "")
+t_has "postinst on a machine without eth0/eth1: registered" "update-rc.d nasboot defaults" "$calls"
+t_check "postinst on a machine without eth0/eth1: not started" fails grep -q "invoke-rc.d" <<<"$calls"
+t_has "postinst on a machine without eth0/eth1: says why" "names eth0 eth1 which this machine does not have" "$(cat "$pi/err")"
+t_has "postinst upgrading there: restarts what ran" "invoke-rc.d --skip-systemd-native nasboot restart" "$(postinst 0.0.9-1)"
+ip -n nbpkgpi link add eth0 type veth peer name eth1
+t_has "postinst with eth0 and eth1: starts" "invoke-rc.d --skip-systemd-native nasboot start" "$(postinst "")"
+ip netns del nbpkgpi
 t_done
