@@ -89,13 +89,19 @@ fn ports(out: &mut String, chain: &str, proto: &str, dir: &str, list: &[u16]) ->
             continue;
         }
         write!(out, "-A {chain} -p {proto} -m multiport --{dir}ports ")?;
-        for (i, p) in chunk.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            write!(out, "{p}")?;
-        }
+        comma_list(out, chunk)?;
         out.push_str(" -j ACCEPT\n");
+    }
+    Ok(())
+}
+
+/// `53,123`: multiport's list.
+fn comma_list(out: &mut String, ports: &[u16]) -> fmt::Result {
+    for (i, p) in ports.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write!(out, "{p}")?;
     }
     Ok(())
 }
@@ -121,12 +127,7 @@ fn stateless_replies(out: &mut String, chain: &str, f: &Fam, reply: PortRange) -
     let range = format!("{}:{}", reply.lo(), reply.hi());
     writeln!(out, "-A {chain} -p tcp -m tcp --dport {range} ! --tcp-flags SYN,ACK SYN -j ACCEPT")?;
     write!(out, "-A {chain} -p udp -m udp --dport {range} -m multiport --sports ")?;
-    for (i, p) in REPLY_UDP_SPORTS.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write!(out, "{p}")?;
-    }
+    comma_list(out, &REPLY_UDP_SPORTS)?;
     out.push_str(" -j ACCEPT\n");
     writeln!(out, "-A {chain} -p udp -m udp --sport {} --dport {} -j ACCEPT", f.dhcp.0, f.dhcp.1)?;
     icmp(out, chain, f)?;
