@@ -9,8 +9,9 @@
 //! for a message that `panic = immediate-abort` never prints anyway. What
 //! the rest of that start-up does for a boot-time tool is done in `main`
 //! below: standard descriptors guaranteed open, SIGPIPE ignored, stdout
-//! flushed at the end. std still reads argv (glibc hands it over before
-//! `main`).
+//! flushed at the end. The arguments are read from `main`'s own argv:
+//! std's `args()` is filled before `main` by glibc only (musl hands
+//! nothing to the init functions, so it is empty there).
 #![no_main]
 
 use std::ffi::{c_char, c_int};
@@ -25,10 +26,10 @@ use nasboot::seam::real::{watchdog::RealWatchdogPort, Root};
 use nasboot::seam::Seams;
 
 #[no_mangle]
-pub extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     standard_fds_open();
     ignore_sigpipe();
-    let status = run();
+    let status = run(args(argc, argv));
     let _ = io::stdout().flush();
     c_int::from(status)
 }
@@ -61,8 +62,21 @@ fn ignore_sigpipe() {
     let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigIgn) };
 }
 
-fn run() -> u8 {
-    let cli = match cli::parse(std::env::args_os().skip(1)) {
+/// The arguments after the program name, from the C `main`'s argv.
+fn args(argc: c_int, argv: *const *const c_char) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let n = usize::try_from(argc).unwrap_or(0);
+    (1..n)
+        .map(|i| {
+            // SAFETY: the C runtime passes argc valid NUL-terminated strings.
+            let arg = unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) };
+            std::ffi::OsStr::from_bytes(arg.to_bytes()).to_os_string()
+        })
+        .collect()
+}
+
+fn run(args: Vec<std::ffi::OsString>) -> u8 {
+    let cli = match cli::parse(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(io::stderr(), "nasboot: {e}");
