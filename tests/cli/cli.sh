@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
 . "$here/../lib.sh"
 
-targets=${NASBOOT_TARGETS:-host powerpc-unknown-linux-gnu mips-unknown-linux-gnu mipsel-unknown-linux-gnu sparc-unknown-linux-gnu sparc64-unknown-linux-gnu}
+targets=$(t_targets all)
 work=$(mktemp -d /tmp/nasboot-cli.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
