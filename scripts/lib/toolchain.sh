@@ -121,12 +121,22 @@ toolchain_is_musl() { case "$1" in *-linux-musl) return 0 ;; *) return 1 ;; esac
 # against the cached musl (musl_prefix): no rustc-provided start files
 # (link-self-contained=no, there are none for a tier-3 target), gcc's -B
 # finds musl's crt1.o/crti.o/crtn.o before glibc's, -L its libc.a and the
-# libunwind.a beside it.  Nothing for other targets.
+# libunwind.a beside it (powerpc: and libgcc).  Nothing for other targets.
 toolchain_musl_rustflags() {
     toolchain_is_musl "$1" || return 0
     local prefix
     prefix=$(musl_prefix "$1") || return
     printf '%s\n' -Clink-self-contained=no "-Clink-arg=-B$prefix/lib/" "-Clink-arg=-L$prefix/lib"
+    # libgcc_eh's frame registration (called by gcc's crtbeginT.o) locks
+    # through weak references to pthread_mutex_lock/unlock, which a static
+    # link leaves null unless something else pulled them in, while it
+    # takes threads as active once std has linked pthread_key_create: the
+    # unit tests crashed at start-up.  Link the two.
+    echo -Clink-arg=-Wl,-u,pthread_mutex_lock,-u,pthread_mutex_unlock
+    # gcc -Os on powerpc saves and restores registers through libgcc's
+    # _savegpr_*/_restgpr_* (musl's libc.a calls them); rustc links with
+    # -nodefaultlibs, so name libgcc.
+    case "$1" in powerpc-*) echo -Clink-arg=-lgcc ;; esac
 }
 
 # toolchain_toml_array WORD...: the words as a TOML array of strings.
