@@ -94,9 +94,9 @@ export T_BOARD_TARGET
 # (space-separated triples or "host") replaces the table.
 t_targets() {
 	if [ -n "${NASBOOT_TARGETS:-}" ]; then
-		local ts
-		read -ra ts <<<"$NASBOOT_TARGETS"
-		printf '%s\n' "${ts[@]}"
+		local t_list
+		read -ra t_list <<<"$NASBOOT_TARGETS"
+		printf '%s\n' "${t_list[@]}"
 		return
 	fi
 	awk -v l="$1" 'NF { for (i = 2; i <= NF; i++) if ($i == l) { print $1; next } }' <<<"$T_TARGETS"
