@@ -9,8 +9,9 @@
 //! for a message that `panic = immediate-abort` never prints anyway. What
 //! the rest of that start-up does for a boot-time tool is done in `main`
 //! below: standard descriptors guaranteed open, SIGPIPE ignored, stdout
-//! flushed at the end. std still reads argv (glibc hands it over before
-//! `main`).
+//! flushed at the end. The arguments are read from `main`'s own argv:
+//! std's `args()` is filled before `main` by glibc only (musl hands
+//! nothing to the init functions, so it is empty there).
 #![no_main]
 
 use std::ffi::{c_char, c_int};
@@ -22,10 +23,18 @@ use nasboot::{Io, Seams, Status};
 use nasboot::{RealFiles, RealNetif, RealRunner, RealSysctl, RealWatchdogPort, Root};
 
 #[no_mangle]
-pub extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     standard_fds_open();
     ignore_sigpipe();
-    let status = run();
+    if let Some(release) = kernel_below_floor() {
+        let (a, b, c) = KERNEL_FLOOR;
+        let _ = writeln!(
+            io::stderr(),
+            "nasboot: this build needs Linux {a}.{b}.{c} or later, and this kernel is {release} (the static musl builds for MIPS and powerpc start on 2.6.19 and 2.6.16)"
+        );
+        return c_int::from(Status::Failure.code());
+    }
+    let status = run(args(argc, argv));
     let _ = io::stdout().flush();
     c_int::from(status)
 }
@@ -58,8 +67,53 @@ fn ignore_sigpipe() {
     let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigIgn) };
 }
 
-fn run() -> u8 {
-    let cli = match nasboot::parse_args(std::env::args_os().skip(1)) {
+/// The oldest kernel this build starts on. glibc 2.36 (Debian 12, built for
+/// 3.2) assumes the system calls of 3.2. musl falls back where a newer call
+/// is missing (statx, clock_gettime64, pipe2, O_CLOEXEC); what nasboot then
+/// calls that has no fallback is linkat(2) (2.6.16, keeping `PATH.bak`) and,
+/// on MIPS, set_thread_area(2) for the thread pointer (2.6.19), without
+/// which musl cannot start.
+const KERNEL_FLOOR: (u32, u32, u32) = if cfg!(not(target_env = "musl")) {
+    (3, 2, 0)
+} else if cfg!(target_arch = "mips") {
+    (2, 6, 19)
+} else {
+    (2, 6, 16)
+};
+
+/// The kernel's release when it is older than `KERNEL_FLOOR`, so that an
+/// old board gets a message instead of a failure deep in some step.
+fn kernel_below_floor() -> Option<String> {
+    // SAFETY: all-zero is a valid utsname, which uname(2) fills.
+    let mut u: nix::libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { nix::libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    // SAFETY: uname(2) NUL-terminates the release.
+    let release = unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) }.to_string_lossy().into_owned();
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse::<u32>().ok()?; // not a version: no verdict
+    let mut next = || parts.next().and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);
+    let have = (major, next(), next());
+    (have < KERNEL_FLOOR).then_some(release)
+}
+
+/// The arguments after the program name, from the C `main`'s argv.
+fn args(argc: c_int, argv: *const *const c_char) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let n = usize::try_from(argc).unwrap_or(0);
+    (1..n)
+        .map(|i| {
+            // SAFETY: the C runtime passes argc valid NUL-terminated strings.
+            let arg = unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) };
+            std::ffi::OsStr::from_bytes(arg.to_bytes()).to_os_string()
+        })
+        .collect()
+}
+
+fn run(args: Vec<std::ffi::OsString>) -> u8 {
+    let cli = match nasboot::parse_args(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(io::stderr(), "nasboot: {e}");

@@ -6,7 +6,7 @@
 # tests/lib.sh; set the LB_* settings (defaults: the NFS server) before
 # calling lb_setup.
 
-LB_TARGET=mipsel-unknown-linux-gnu
+LB_TARGET=$T_BOARD_TARGET # tests/lib.sh
 LB_BIN=$T_DIST/nasboot-$LB_TARGET
 LB_BOARD=$T_TOP/scripts/board
 LB_PROFILE=${LB_PROFILE:-$T_TOP/tests/profiles/board-nfs.toml}

@@ -65,6 +65,43 @@ t_done() {
 	[ "$T_FAIL" -eq 0 ]
 }
 
+# The targets whose binaries the suites run, one line each: the triple,
+# then the lists it is on. "all": the suites that run every binary
+# (tests/cli/cli.sh); "netns": the namespace suites (tests/firewall/,
+# tests/net/links.sh), which run one of each kind (endianness, word size,
+# libc) to keep their time down. A musl build sits beside its glibc twin.
+# Adding a target is one line here (and its build in scripts/lib/toolchain.sh).
+T_TARGETS='
+host                        all netns
+powerpc-unknown-linux-gnu   all netns
+powerpc-unknown-linux-musl  all netns
+mips-unknown-linux-gnu      all netns
+mips-unknown-linux-musl     all netns
+mipsel-unknown-linux-gnu    all
+mipsel-unknown-linux-musl   all
+sparc-unknown-linux-gnu     all
+sparc64-unknown-linux-gnu   all netns
+'
+
+# The binary the emulated-board suites (scripts/board: the mipsel malta
+# board) run: the musl build, which is what ships for MIPS;
+# NASBOOT_BOARD_TARGET=mipsel-unknown-linux-gnu runs the glibc twin
+# (scripts/test does, for the suites in its board_glibc_suites).
+T_BOARD_TARGET=${NASBOOT_BOARD_TARGET:-mipsel-unknown-linux-musl}
+export T_BOARD_TARGET
+
+# t_targets LIST: the triples on LIST, one a line; NASBOOT_TARGETS
+# (space-separated triples or "host") replaces the table.
+t_targets() {
+	if [ -n "${NASBOOT_TARGETS:-}" ]; then
+		local t_list
+		read -ra t_list <<<"$NASBOOT_TARGETS"
+		printf '%s\n' "${t_list[@]}"
+		return
+	fi
+	awk -v l="$1" 'NF { for (i = 2; i <= NF; i++) if ($i == l) { print $1; next } }' <<<"$T_TARGETS"
+}
+
 # The qemu-user program for a target triple (empty for the host).
 qemu_for() {
 	case $1 in

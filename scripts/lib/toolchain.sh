@@ -34,6 +34,12 @@
 #   NASBOOT_BUILD_STD=always  build std from source for every cross target
 #                             (default "auto": only where no prebuilt std)
 #   NASBOOT_NO_INSTALL=1      toolchain_install only checks, installs nothing
+#
+# musl targets (powerpc, mips, mipsel; musl has no SPARC port): static
+# musl built from Debian's source package by scripts/lib/musl.sh and cached
+# outside the clone; rustc links it with the glibc targets' cross gcc as
+# driver, told (toolchain_musl_rustflags) to take musl's start files and
+# libraries instead of glibc's.
 
 TOOLCHAIN_RUST_VERSION=${TOOLCHAIN_RUST_VERSION:-1.95.0}
 TOOLCHAIN_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -41,8 +47,11 @@ TOOLCHAIN_HOST=x86_64-unknown-linux-gnu
 TOOLCHAIN_TARGETS=(
     x86_64-unknown-linux-gnu
     powerpc-unknown-linux-gnu
+    powerpc-unknown-linux-musl
     mips-unknown-linux-gnu
+    mips-unknown-linux-musl
     mipsel-unknown-linux-gnu
+    mipsel-unknown-linux-musl
     sparc-unknown-linux-gnu
     sparc64-unknown-linux-gnu
 )
@@ -86,7 +95,7 @@ TOOLCHAIN_BOARD_RUSTFLAGS=(-Zunstable-options -Cpanic=immediate-abort
 # malta (MIPS 24K/4Kc; 16 and 64 KiB pages are for 64-bit Loongson and
 # Octeon kernels) and mpc83xx (e300: 32-bit book3s has 4 KiB pages only).
 toolchain_board_rustflags() {
-    local flags=("${TOOLCHAIN_BOARD_RUSTFLAGS[@]}") f out=""
+    local flags=("${TOOLCHAIN_BOARD_RUSTFLAGS[@]}") f
     case "$1" in
         "$TOOLCHAIN_HOST")
             # The boards get +crt-static from .cargo/config.toml.
@@ -95,11 +104,63 @@ toolchain_board_rustflags() {
         sparc-unknown-linux-gnu | sparc64-unknown-linux-gnu)
             flags+=("-Clink-arg=-Wl,-z,max-page-size=8192")
             ;;
-        mips-unknown-linux-gnu | mipsel-unknown-linux-gnu | powerpc-unknown-linux-gnu)
+        mips-unknown-linux-* | mipsel-unknown-linux-* | powerpc-unknown-linux-*)
             flags+=("-Clink-arg=-Wl,-z,max-page-size=4096")
             ;;
     esac
-    for f in "${flags[@]}"; do out+="${out:+, }\"$f\""; done
+    # musl release binaries for MIPS: Rust's -lunwind finds an empty
+    # archive (toolchain_no_unwinder) before the musl prefix's libgcc_eh
+    # one.  Nothing unwinds with -Cpanic=immediate-abort, and without it
+    # gcc's unwinder (frame registration, FDE search) stays out: mips
+    # 722,908 -> 714,632 B.  Not powerpc, where std's personality routine
+    # still calls _Unwind_GetTextRelBase.  Tests keep the real unwinder.
+    case "$1" in
+        mips*-unknown-linux-musl) flags+=("-Clink-arg=-L$(toolchain_build_dir)/no-unwinder") ;;
+    esac
+    while IFS= read -r f; do [ -z "$f" ] || flags+=("$f"); done <<<"$(toolchain_musl_rustflags "$1")"
+    toolchain_toml_array "${flags[@]}"
+}
+
+# shellcheck source=scripts/lib/musl.sh
+. "$TOOLCHAIN_REPO/scripts/lib/musl.sh"
+
+toolchain_is_musl() { case "$1" in *-linux-musl) return 0 ;; *) return 1 ;; esac; }
+
+# toolchain_musl_rustflags TARGET: rustflags (one a line) that link TARGET
+# against the cached musl (musl_prefix): no rustc-provided start files
+# (link-self-contained=no, there are none for a tier-3 target), gcc's -B
+# finds musl's crt1.o/crti.o/crtn.o before glibc's, -L its libc.a and the
+# libunwind.a beside it (powerpc: and libgcc).  Nothing for other targets.
+toolchain_musl_rustflags() {
+    toolchain_is_musl "$1" || return 0
+    local prefix
+    prefix=$(musl_prefix "$1") || return
+    printf '%s\n' -Clink-self-contained=no "-Clink-arg=-B$prefix/lib/" "-Clink-arg=-L$prefix/lib"
+    # libgcc_eh's frame registration (called by gcc's crtbeginT.o) locks
+    # through weak references to pthread_mutex_lock/unlock, which a static
+    # link leaves null unless something else pulled them in, while it
+    # takes threads as active once std has linked pthread_key_create: the
+    # unit tests crashed at start-up.  Link the two.
+    echo -Clink-arg=-Wl,-u,pthread_mutex_lock,-u,pthread_mutex_unlock
+    # gcc -Os on powerpc saves and restores registers through libgcc's
+    # _savegpr_*/_restgpr_* (musl's libc.a calls them); rustc links with
+    # -nodefaultlibs, so name libgcc.
+    case "$1" in powerpc-*) echo -Clink-arg=-lgcc ;; esac
+}
+
+# toolchain_no_unwinder: the empty libunwind.a of musl release builds (see
+# toolchain_board_rustflags), in the build directory.
+toolchain_no_unwinder() {
+    local d
+    d=$(toolchain_build_dir)/no-unwinder
+    [ -f "$d/libunwind.a" ] && return 0
+    mkdir -p "$d" && ar rcs "$d/libunwind.a"
+}
+
+# toolchain_toml_array WORD...: the words as a TOML array of strings.
+toolchain_toml_array() {
+    local f out=""
+    for f in "$@"; do out+="${out:+, }\"$f\""; done
     echo "[$out]"
 }
 
@@ -115,8 +176,11 @@ toolchain_resolve() {
         mipsel | mipsel-unknown-linux-gnu) echo mipsel-unknown-linux-gnu ;;
         sparc | sparc-unknown-linux-gnu) echo sparc-unknown-linux-gnu ;;
         sparc64 | sparc64-unknown-linux-gnu) echo sparc64-unknown-linux-gnu ;;
+        ppc-musl | powerpc-musl | powerpc-unknown-linux-musl) echo powerpc-unknown-linux-musl ;;
+        mips-musl | mips-unknown-linux-musl) echo mips-unknown-linux-musl ;;
+        mipsel-musl | mipsel-unknown-linux-musl) echo mipsel-unknown-linux-musl ;;
         *)
-            toolchain_die "unknown target '$1' (known: host powerpc mips mipsel sparc sparc64 or their triples)"
+            toolchain_die "unknown target '$1' (known: host powerpc mips mipsel sparc sparc64 powerpc-musl mips-musl mipsel-musl or their triples)"
             ;;
     esac
 }
@@ -125,15 +189,16 @@ toolchain_resolve() {
 toolchain_tier3() {
     case "$1" in
         mips-unknown-linux-gnu | mipsel-unknown-linux-gnu | sparc-unknown-linux-gnu) return 0 ;;
+        *-unknown-linux-musl) return 0 ;;
         *) return 1 ;;
     esac
 }
 
 toolchain_runner() {
     case "$1" in
-        powerpc-unknown-linux-gnu) echo qemu-ppc ;;
-        mips-unknown-linux-gnu) echo qemu-mips ;;
-        mipsel-unknown-linux-gnu) echo qemu-mipsel ;;
+        powerpc-unknown-linux-*) echo qemu-ppc ;;
+        mips-unknown-linux-*) echo qemu-mips ;;
+        mipsel-unknown-linux-*) echo qemu-mipsel ;;
         sparc-unknown-linux-gnu) echo qemu-sparc32plus ;;
         sparc64-unknown-linux-gnu) echo qemu-sparc64 ;;
         *) echo "" ;;
@@ -143,9 +208,9 @@ toolchain_runner() {
 # toolchain_linker TARGET: the cross gcc used as linker (matches config.toml).
 toolchain_linker() {
     case "$1" in
-        powerpc-unknown-linux-gnu) echo powerpc-linux-gnu-gcc ;;
-        mips-unknown-linux-gnu) echo mips-linux-gnu-gcc ;;
-        mipsel-unknown-linux-gnu) echo mipsel-linux-gnu-gcc ;;
+        powerpc-unknown-linux-*) echo powerpc-linux-gnu-gcc ;;
+        mips-unknown-linux-*) echo mips-linux-gnu-gcc ;;
+        mipsel-unknown-linux-*) echo mipsel-linux-gnu-gcc ;;
         sparc-unknown-linux-gnu | sparc64-unknown-linux-gnu) echo sparc64-linux-gnu-gcc ;;
         *) echo gcc ;;
     esac
@@ -162,6 +227,13 @@ toolchain_apt_packages() {
             echo gcc-sparc64-linux-gnu libc6-dev-sparc-sparc64-cross lib32gcc-12-dev-sparc64-cross qemu-user
             ;;
         sparc64-unknown-linux-gnu) echo gcc-sparc64-linux-gnu libc6-dev-sparc64-cross qemu-user ;;
+        # musl: the cross gcc compiles musl and drives the link; apt-get
+        # source needs dpkg-dev; musl's build needs make.
+        *-unknown-linux-musl)
+            local g
+            g=$(toolchain_linker "$1")
+            echo "gcc-${g%-gcc} dpkg-dev make qemu-user"
+            ;;
         *) echo gcc libc6-dev ;;
     esac
 }
@@ -300,6 +372,10 @@ toolchain_install() {
     fi
     for t in "${targets[@]}"; do
         t=$(toolchain_resolve "$t")
+        if toolchain_is_musl "$t"; then musl_ensure "$t" >/dev/null || return; fi
+    done
+    for t in "${targets[@]}"; do
+        t=$(toolchain_resolve "$t")
         local tool
         for tool in "$(toolchain_linker "$t")" "$(toolchain_runner "$t")"; do
             [ -z "$tool" ] || command -v "$tool" >/dev/null \
@@ -314,11 +390,12 @@ toolchain_install() {
 # toolchain_install first.
 toolchain_cargo() {
     [ "$#" -ge 2 ] || toolchain_die "usage: toolchain_cargo TARGET SUBCMD [ARGS...]" || return
-    local t sub=$2
+    local t f sub=$2
     t=$(toolchain_resolve "$1") || return
     shift 2
     local pre=() env=()
     if [ "$sub" = build ]; then
+        case "$t" in mips*-unknown-linux-musl) toolchain_no_unwinder || return ;; esac
         pre+=("$TOOLCHAIN_BUILD_STD" "$TOOLCHAIN_BUILD_STD_FEATURES"
             --config "target.$t.rustflags = $(toolchain_board_rustflags "$t")")
         env+=(RUSTC_BOOTSTRAP=1 "CARGO_TARGET_DIR=$(toolchain_build_dir)")
@@ -326,6 +403,11 @@ toolchain_cargo() {
         env+=("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS=${CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS:-$TOOLCHAIN_HOST_RUSTFLAGS}")
     elif toolchain_needs_build_std "$t"; then
         pre+=("$TOOLCHAIN_BUILD_STD")
+        if toolchain_is_musl "$t"; then
+            local mf=()
+            while IFS= read -r f; do mf+=("$f"); done <<<"$(toolchain_musl_rustflags "$t")"
+            pre+=(--config "target.$t.rustflags = $(toolchain_toml_array "${mf[@]}")")
+        fi
         env+=(RUSTC_BOOTSTRAP=1 "CARGO_TARGET_DIR=$(toolchain_target_dir "$t")")
     fi
     (cd "$TOOLCHAIN_REPO" && env "${env[@]}" cargo "${pre[@]}" "$sub" --target "$t" "$@")

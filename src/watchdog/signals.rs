@@ -67,10 +67,17 @@ pub(crate) fn lock_memory() -> io::Result<()> {
 }
 
 /// SCHED_RR at `priority` (1..=99) for this process.
+///
+/// The system call itself: musl's sched_setscheduler(3) always fails with
+/// ENOSYS (the call sets one thread's policy, not a process's, and nasboot
+/// runs one thread).
 pub(crate) fn realtime(priority: u8) -> io::Result<()> {
-    let param = libc::sched_param { sched_priority: libc::c_int::from(priority) };
+    // SAFETY: all-zero is a valid sched_param (musl's has more fields than
+    // sched_priority, which the kernel alone reads).
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = libc::c_int::from(priority);
     // SAFETY: pid 0 is this process; `param` is valid.
-    if unsafe { libc::sched_setscheduler(0, libc::SCHED_RR, &param) } < 0 {
+    if unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, libc::SCHED_RR, &param as *const libc::sched_param) } < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

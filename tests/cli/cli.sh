@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
 . "$here/../lib.sh"
 
-targets=${NASBOOT_TARGETS:-host powerpc-unknown-linux-gnu mips-unknown-linux-gnu mipsel-unknown-linux-gnu sparc-unknown-linux-gnu sparc64-unknown-linux-gnu}
+targets=$(t_targets all)
 work=$(mktemp -d /tmp/nasboot-cli.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -69,5 +69,22 @@ for t in $targets; do
 	st=$?
 	set -e
 	t_eq "$t: stdout into a closed pipe exits 0 (no SIGPIPE)" 0 "$st"
+
+	# Kernel floor (main.rs KERNEL_FLOOR): qemu-user's -r makes uname report
+	# an older release. At the floor the binary runs; one release below, it
+	# says which kernel it needs and exits 1.
+	[ "${#nb[@]}" = 2 ] || continue # the host: no qemu to fake a release
+	case $t in
+	mips*-musl) floor=2.6.19 below=2.6.18 ;;
+	*-musl) floor=2.6.16 below=2.6.15 ;;
+	*) floor=3.2.0 below=3.1.10 ;;
+	esac
+	t_check "$t: runs on Linux $floor" "${nb[0]}" -r "$floor" "${nb[1]}" -q check -c "$work/files.toml"
+	set +e
+	err=$("${nb[0]}" -r "$below" "${nb[1]}" -q check -c "$work/files.toml" 2>&1)
+	st=$?
+	set -e
+	t_eq "$t: Linux $below: exits 1" 1 "$st"
+	t_has "$t: Linux $below: names the floor" "needs Linux $floor or later, and this kernel is $below" "$err"
 done
 t_done

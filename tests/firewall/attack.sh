@@ -42,8 +42,8 @@
 # Not covered here: traffic from the LAN (tests/firewall/netns.sh), the
 # emulated board's kernel (tests/nfs/board.sh runs the rules there).
 #
-# Usage: tests/firewall/attack.sh [TARGET...]   (default: host, plus
-# powerpc/mips/sparc64 binaries found in target/dist or $NASBOOT_DIST)
+# Usage: tests/firewall/attack.sh [TARGET...]   (default: the `netns`
+# targets of tests/lib.sh's table found in target/dist or $NASBOOT_DIST)
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,9 +69,9 @@ PY=/usr/bin/python3
 if [ $# -gt 0 ]; then
 	TARGETS=("$@")
 else
-	TARGETS=(host)
-	for t in powerpc-unknown-linux-gnu mips-unknown-linux-gnu sparc64-unknown-linux-gnu; do
-		if [ -x "$T_DIST/nasboot-$t" ]; then
+	TARGETS=()
+	for t in $(t_targets netns); do
+		if [ "$t" = host ] || [ -x "$T_DIST/nasboot-$t" ]; then
 			TARGETS+=("$t")
 		fi
 	done
@@ -256,7 +256,7 @@ run_target() {
 		# byte meets the same attack. It gets the whole attack on the
 		# default (stateless/ingress) only.
 		loaded "$path" >"$WORK/loaded-$target-${name//\//-}"
-		if [ "$target" = host ] || [ "$name" = stateless/ingress ]; then
+		if [ "$target" = host ] || [ "$name" = stateless/ingress ] || [ ! -e "$WORK/loaded-host-${name//\//-}" ]; then
 			attack "$nb" "$exposed" "$control" "$scan"
 		else
 			t_check "$nb: the rule set loaded is the host binary's, byte for byte" \

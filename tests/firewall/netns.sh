@@ -48,9 +48,9 @@ dpkg -s qemu-user >/dev/null 2>&1 || apt-get install -y --no-install-recommends 
 if [ $# -gt 0 ]; then
 	TARGETS=("$@")
 else
-	TARGETS=(host)
-	for t in powerpc-unknown-linux-gnu mips-unknown-linux-gnu sparc64-unknown-linux-gnu; do
-		if [ -x "$T_DIST/nasboot-$t" ]; then
+	TARGETS=()
+	for t in $(t_targets netns); do
+		if [ "$t" = host ] || [ -x "$T_DIST/nasboot-$t" ]; then
 			TARGETS+=("$t")
 		fi
 	done

@@ -34,7 +34,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 t_need iproute2 ethtool jq iputils-ping qemu-user
 
-targets=${NASBOOT_TARGETS:-host powerpc-unknown-linux-gnu mips-unknown-linux-gnu sparc64-unknown-linux-gnu}
+targets=$(t_targets netns)
 P=tnl
 work=$(mktemp -d /tmp/nasboot-net.XXXXXX)
 cleanup() {

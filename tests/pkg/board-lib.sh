@@ -6,14 +6,14 @@
 # "pkgtest: ok|FAIL|GAP" lines of the serial log. Sourced after
 # tests/lib.sh.
 
-PKGB_BIN=$T_DIST/nasboot-mipsel-unknown-linux-gnu
+PKGB_BIN=$T_DIST/nasboot-$T_BOARD_TARGET # tests/lib.sh
 PKGB_BOARD=$T_TOP/scripts/board
 
 # pkgb_setup NAME: the binary is there, a scratch dir $work (removed on
 # exit), the board's kernel and busybox cached.
 pkgb_setup() {
 	if [ ! -x "$PKGB_BIN" ]; then
-		t_fail "no binary at $PKGB_BIN (run scripts/build mipsel-unknown-linux-gnu)"
+		t_fail "no binary at $PKGB_BIN (run scripts/build $T_BOARD_TARGET)"
 		t_done
 	fi
 	work=$(mktemp -d "/tmp/nasboot-$1.XXXXXX")

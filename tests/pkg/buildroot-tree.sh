@@ -75,7 +75,7 @@ t_eq "Config.in: attributes indented with one tab" "" \
 t_check "Config.in: the source route needs Buildroot's Rust" \
 	grep -qPzo 'config BR2_PACKAGE_NASBOOT_FROM_SOURCE\n[^\n]*\n\tdepends on BR2_PACKAGE_HOST_RUSTC_TARGET_ARCH_SUPPORTS\n\tselect BR2_PACKAGE_HOST_RUSTC\n' "$cfg"
 for arch in BR2_mips BR2_mipsel BR2_powerpc BR2_sparc BR2_sparc64; do
-	t_check "Config.in: the prebuilt route covers $arch" grep -qP "^\tdefault \"[a-z0-9_]+-unknown-linux-gnu\" if $arch\$" "$cfg"
+	t_check "Config.in: the prebuilt route covers $arch" grep -qP "^\tdefault \"[a-z0-9_]+-unknown-linux-(gnu|musl)\" if $arch\$" "$cfg"
 done
 
 # S35nasboot, in the manner of Buildroot's SysV scripts.

@@ -1,9 +1,9 @@
 # shellcheck shell=bash
 # Shared by the watchdog board suites (tests/watchdog/board-*.sh): the
-# mipsel static binary on the emulated board (scripts/board: QEMU malta,
+# mipsel static binary ($T_BOARD_TARGET, tests/lib.sh) on the emulated board (scripts/board: QEMU malta,
 # Debian 4kc-malta kernel, softdog). Sourced after tests/lib.sh.
 
-WD_TARGET=mipsel-unknown-linux-gnu
+WD_TARGET=$T_BOARD_TARGET
 WD_BIN=$T_DIST/nasboot-$WD_TARGET
 WD_BOARD=$T_TOP/scripts/board
 
