@@ -102,6 +102,23 @@ t_targets() {
 	awk -v l="$1" 'NF { for (i = 2; i <= NF; i++) if ($i == l) { print $1; next } }' <<<"$T_TARGETS"
 }
 
+# t_present_targets LIST [TARGET...]: the TARGETs given, or else the
+# triples on LIST whose binary is in $T_DIST (the host always), one a line:
+# the targets a suite runs by default.
+t_present_targets() {
+	local list=$1 t
+	shift
+	if [ $# -gt 0 ]; then
+		printf '%s\n' "$@"
+		return
+	fi
+	for t in $(t_targets "$list"); do
+		if [ "$t" = host ] || [ -x "$T_DIST/nasboot-$t" ]; then
+			echo "$t"
+		fi
+	done
+}
+
 # The qemu-user program for a target triple (empty for the host).
 qemu_for() {
 	case $1 in

@@ -66,16 +66,7 @@ fw_packages
 t_need nmap python3-scapy qemu-user
 PY=/usr/bin/python3
 
-if [ $# -gt 0 ]; then
-	TARGETS=("$@")
-else
-	TARGETS=()
-	for t in $(t_targets netns); do
-		if [ "$t" = host ] || [ -x "$T_DIST/nasboot-$t" ]; then
-			TARGETS+=("$t")
-		fi
-	done
-fi
+mapfile -t TARGETS < <(t_present_targets netns "$@")
 
 UDP_PORTS=111,137,138,2049,32764,32765,32767,40000
 TCP_PORTS=22,111,139,445,2049,32764,32765,32767,40001

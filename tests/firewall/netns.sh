@@ -22,8 +22,8 @@
 #     interface brings the input chain back, and `hook = "ingress"` keeps
 #     the ingress hooks regardless.
 #
-# Usage: tests/firewall/netns.sh [TARGET...]   (default: host, plus
-# powerpc/mips/sparc64 binaries found in target/dist or $NASBOOT_DIST)
+# Usage: tests/firewall/netns.sh [TARGET...]   (default: the `netns`
+# targets of tests/lib.sh's table found in target/dist or $NASBOOT_DIST)
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,16 +45,7 @@ trap cleanup EXIT
 fw_packages
 dpkg -s qemu-user >/dev/null 2>&1 || apt-get install -y --no-install-recommends qemu-user >/dev/null
 
-if [ $# -gt 0 ]; then
-	TARGETS=("$@")
-else
-	TARGETS=()
-	for t in $(t_targets netns); do
-		if [ "$t" = host ] || [ -x "$T_DIST/nasboot-$t" ]; then
-			TARGETS+=("$t")
-		fi
-	done
-fi
+mapfile -t TARGETS < <(t_present_targets netns "$@")
 
 IFACES='[board]
 name = "netns-board"
