@@ -21,8 +21,8 @@
 //!   `board/reference.toml`. A profile that fails changes nothing (exit 2).
 //! - **Plan** (`src/plan.rs`): observe the board (reads only), then build
 //!   the ordered actions purely from the profile and that snapshot. Each
-//!   subsystem (`src/firewall/`, `src/net/`, `src/nfs/`, `src/watchdog/`,
-//!   `src/sysctl.rs`, `src/storage.rs`) has the same shape: observe, plan,
+//!   subsystem (`src/firewall/`, `src/net/`, `src/share/`, `src/watchdog/`,
+//!   `src/sysctl/`, `src/storage.rs`) has the same shape: observe, plan,
 //!   apply, and emits only what differs, so a re-apply on a board that
 //!   matches changes nothing.
 //! - **Render** (pure, golden-tested in `tests/golden/`): the rule sets for
@@ -181,9 +181,10 @@
 //!
 //! ## Watchdog
 //!
-//! `src/watchdog/` holds the ioctl numbers (`ioctl.rs`, unit-tested against
-//! the kernel's table for each target), the device policy over the device
-//! seam (`device.rs`, `LinuxWatchdog`; the seam is `seam/watchdog.rs`), the
+//! The ioctl numbers live in the kernel-ABI leaf (`sys/watchdog.rs`,
+//! unit-tested against the kernel's table for each target); `src/watchdog/`
+//! holds the device policy over the device seam (`device.rs`,
+//! `watchdog::Device`; the seam is `seam/watchdog.rs`), the
 //! daemon loop, health checks, reset history, signals and memory; the
 //! `[watchdog]` keys are parsed in `config/watchdog.rs`.
 //!
@@ -223,7 +224,10 @@
 //! One model (`firewall/model.rs`) from the profile, rendered for nftables
 //! (`firewall/nft.rs`) or iptables-restore (`firewall/iptables.rs`), the
 //! backend chosen once (`firewall/backend.rs`), then checked and loaded in
-//! one transaction, with the fallback and the rollback (`firewall/apply.rs`).
+//! one transaction, with the fallback and the rollback (`firewall/load.rs`).
+//! `firewall/listeners.rs` names, for `check` and `plan`, the sockets bound
+//! inside the local port range that the stateless WAN chain lets replies
+//! in to.
 //! `firewall::observe` reads the links (/proc/net/dev, each link's type from
 //! SIOCGIFHWADDR) only for nftables, where `hook = "auto"` needs them; the
 //! condition for the ingress hooks, stateless without forwarding, is one
