@@ -2,11 +2,55 @@
 
 use serde::Deserialize;
 
-use super::types::{Port, PortRange};
+use toml::Spanned;
+
+use super::types::{Endpoint, Port, PortRange};
 
 /// Services per zone, and custom ports per zone.
 pub(crate) const MAX_SERVICES: usize = 16;
 pub(crate) const MAX_PORTS: usize = 32;
+/// Port forwards.
+pub(crate) const MAX_PORT_FORWARDS: usize = 16;
+
+/// The software fast path for forwarded flows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowOffload {
+    /// A flowtable over the LAN and WAN devices where the kernel has
+    /// nf_flow_table and the nft tool knows flowtables; otherwise plain
+    /// stateful forwarding, with a note in `plan`.
+    #[default]
+    Auto,
+    /// Every forwarded packet through the forward chain.
+    Off,
+}
+
+/// A transport protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proto {
+    Tcp,
+    Udp,
+}
+
+impl std::fmt::Display for Proto {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Proto::Tcp => "tcp",
+            Proto::Udp => "udp",
+        })
+    }
+}
+
+/// `[[firewall.port_forward]]`: connections to `wan_port` on the WAN
+/// address go to `to`, a host on the LAN (DNAT and a forward accept).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortForward {
+    pub proto: Proto,
+    pub wan_port: Spanned<Port>,
+    pub to: Spanned<Endpoint>,
+}
 
 /// The firewall profile.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -130,6 +174,16 @@ pub struct Firewall {
     /// Where the stateless profile hooks in (see `Hook`).
     #[serde(default)]
     pub hook: Hook,
+    /// The flowtable fast path for forwarded flows (nftables only).
+    #[serde(default)]
+    pub flow_offload: FlowOffload,
+    /// Port forwards, for LAN clients too: a LAN client that connects to
+    /// the WAN address reaches the forwarded host (NAT reflection, as
+    /// OpenWrt's fw4 does by default).
+    #[serde(default = "yes")]
+    pub nat_reflection: bool,
+    #[serde(default)]
+    pub port_forward: heapless::Vec<PortForward, MAX_PORT_FORWARDS>,
 }
 
 impl Default for Firewall {
@@ -151,6 +205,9 @@ impl Default for Firewall {
             log_rate: log_rate_default(),
             forward: false,
             hook: Hook::default(),
+            flow_offload: FlowOffload::default(),
+            nat_reflection: true,
+            port_forward: heapless::Vec::new(),
         }
     }
 }

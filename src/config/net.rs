@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::types::{IfName, IpNet, MacAddr, SysctlKey, SysctlValue};
+use super::types::{IfName, IpNet, MacAddr, SysctlKey, SysctlValue, VlanId};
 
 /// Addresses per interface.
 pub(crate) const MAX_ADDRESSES: usize = 8;
@@ -13,6 +13,32 @@ pub(crate) const MAX_ADDRESSES: usize = 8;
 pub(crate) const MAX_ROUTES: usize = 16;
 /// Per-interface sysctls.
 pub(crate) const MAX_IF_SYSCTLS: usize = 8;
+/// Ports of one bridge.
+pub(crate) const MAX_BRIDGE_PORTS: usize = 8;
+
+/// What kind of link an `[[interface]]` is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkKind {
+    /// A device the board already has (a NIC, a switch port): nasboot
+    /// configures it but never creates or removes it.
+    #[default]
+    Nic,
+    /// A software bridge over `ports`, created by nasboot (rtnetlink).
+    Bridge,
+    /// An 802.1Q VLAN `id` on `link`, created by nasboot (rtnetlink).
+    Vlan,
+}
+
+impl std::fmt::Display for LinkKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LinkKind::Nic => "nic",
+            LinkKind::Bridge => "bridge",
+            LinkKind::Vlan => "vlan",
+        })
+    }
+}
 
 /// Which firewall zone an interface belongs to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -104,6 +130,20 @@ pub struct Ethtool {
 #[serde(deny_unknown_fields)]
 pub struct Interface {
     pub name: Spanned<IfName>,
+    /// `nic` (default), `bridge` or `vlan`.
+    #[serde(default)]
+    pub kind: LinkKind,
+    /// A bridge's ports: NICs or VLANs (not bridges), enslaved to it.
+    #[serde(default)]
+    pub ports: heapless::Vec<Spanned<IfName>, MAX_BRIDGE_PORTS>,
+    /// A bridge's spanning tree (IFLA_BR_STP_STATE). Default off: a
+    /// router's LAN bridge has no loop, and STP holds every port in the
+    /// listening and learning states for 30 s after it comes up.
+    pub stp: Option<bool>,
+    /// A VLAN's lower device.
+    pub link: Option<Spanned<IfName>>,
+    /// A VLAN's id.
+    pub id: Option<Spanned<VlanId>>,
     #[serde(default)]
     pub role: Role,
     #[serde(default)]

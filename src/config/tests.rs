@@ -177,3 +177,59 @@ fn load_limits_are_floats_or_integers_in_hundredths() {
     let e = parse_str("[board]\nname = \"t\"\n[sysctl.set]\n\"vm.swappiness\" = 1.5\n").unwrap_err();
     assert!(e.message.contains("invalid type: floating-point number"), "{e}");
 }
+
+/// A router: a WAN NIC and a LAN bridge over two ports. The rows of
+/// `BAD_ROUTER` append to it.
+const ROUTER: &str = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"br-lan\"\nkind = \"bridge\"\nports = [\"eth1\", \"eth2\"]\nrole = \"lan\"\naddress = [\"192.168.1.1/24\"]\n";
+
+/// (name, text after `ROUTER` or a whole profile when it starts with
+/// `[board]`, line, column, key, part of the message)
+const BAD_ROUTER: &[(&str, &str, usize, usize, &str, &str)] = &[
+    ("bridge port that is a bridge", "[[interface]]\nname = \"br1\"\nkind = \"bridge\"\nports = [\"br-lan\"]\nrole = \"lan\"\n", 15, 10, "interface[2].ports[0]", "a bridge cannot be a port"),
+    ("bridge port named twice", "[[interface]]\nname = \"br1\"\nkind = \"bridge\"\nports = [\"eth2\"]\nrole = \"lan\"\n", 15, 10, "interface[2].ports[0]", "already a port of `br-lan`"),
+    ("bridge port twice in one bridge", "[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n[[interface]]\nname = \"br0\"\nkind = \"bridge\"\nports = [\"eth1\", \"eth1\"]\n", 8, 18, "interface[0].ports[1]", "already a port of `br0`"),
+    ("bridge port with an address", "[[interface]]\nname = \"eth1\"\naddress = [\"10.0.0.1/24\"]\n", 9, 10, "interface[1].ports[0]", "cannot have addresses"),
+    ("bridge port with a role", "[[interface]]\nname = \"eth2\"\nrole = \"lan\"\n", 9, 18, "interface[1].ports[1]", "cannot have a role"),
+    ("ports on a nic", "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\nports = [\"eth1\"]\n", 6, 10, "interface[0].ports", "only kind = \"bridge\" has ports"),
+    ("vlan id 0", "[[interface]]\nname = \"eth0.0\"\nkind = \"vlan\"\nlink = \"eth0\"\nid = 0\nrole = \"wan\"\n", 16, 6, "interface[2].id", "VLAN id 0 is out of range (1 to 4094)"),
+    ("vlan id 4095", "[[interface]]\nname = \"eth0.4095\"\nkind = \"vlan\"\nlink = \"eth0\"\nid = 4095\nrole = \"wan\"\n", 16, 6, "interface[2].id", "VLAN id 4095 is out of range"),
+    ("vlan on itself", "[[interface]]\nname = \"eth0.2\"\nkind = \"vlan\"\nlink = \"eth0.2\"\nid = 2\nrole = \"wan\"\n", 15, 8, "interface[2].link", "tagged on itself"),
+    ("vlan without an id", "[[interface]]\nname = \"eth0.2\"\nkind = \"vlan\"\nlink = \"eth0\"\nrole = \"wan\"\n", 13, 8, "interface[2].id", "needs `id`"),
+    ("the same vlan twice", "[[interface]]\nname = \"eth0.2\"\nkind = \"vlan\"\nlink = \"eth0\"\nid = 2\nrole = \"wan\"\n[[interface]]\nname = \"wan2\"\nkind = \"vlan\"\nlink = \"eth0\"\nid = 2\nrole = \"wan\"\n", 22, 6, "interface[3].id", "already interface[2]"),
+    ("stp on a vlan", "[[interface]]\nname = \"eth0.2\"\nkind = \"vlan\"\nlink = \"eth0\"\nid = 2\nstp = true\nrole = \"wan\"\n", 13, 8, "interface[2].stp", "only kind = \"bridge\" has `stp`"),
+    ("port forward outside the LAN", "[firewall]\nforward = true\n[[firewall.port_forward]]\nproto = \"tcp\"\nwan_port = 2222\nto = \"10.9.9.9:22\"\n", 17, 6, "firewall.port_forward[0].to", "in no LAN subnet"),
+    ("WAN port forwarded twice", "[firewall]\nforward = true\n[[firewall.port_forward]]\nproto = \"tcp\"\nwan_port = 2222\nto = \"192.168.1.10:22\"\n[[firewall.port_forward]]\nproto = \"tcp\"\nwan_port = 2222\nto = \"192.168.1.11:22\"\n", 20, 12, "firewall.port_forward[1].wan_port", "tcp port 2222 is already forwarded by firewall.port_forward[0]"),
+    ("port forward without forwarding", "[[firewall.port_forward]]\nproto = \"tcp\"\nwan_port = 2222\nto = \"192.168.1.10:22\"\n", 14, 12, "firewall.port_forward[0].wan_port", "needs forward = true"),
+    ("port forward to a bad endpoint", "[firewall]\nforward = true\n[[firewall.port_forward]]\nproto = \"tcp\"\nwan_port = 2222\nto = \"192.168.1.10\"\n", 17, 6, "firewall.port_forward[0].to", "not an IPv4 address and port"),
+    ("port forward of an unknown protocol", "[firewall]\nforward = true\n[[firewall.port_forward]]\nproto = \"sctp\"\nwan_port = 2222\nto = \"192.168.1.10:22\"\n", 15, 9, "firewall.port_forward[0].proto", "unknown variant `sctp`"),
+];
+
+#[test]
+fn bad_router_profiles_name_file_line_column_and_key() {
+    for (name, tail, line, column, key, msg) in BAD_ROUTER {
+        let text = if tail.starts_with("[board]") { tail.to_string() } else { format!("{ROUTER}{tail}") };
+        let e = match parse_str(&text) {
+            Ok(_) => panic!("{name}: accepted"),
+            Err(e) => e,
+        };
+        assert_eq!((e.line, e.column, e.key.as_str()), (*line, *column, *key), "{name}: {e}");
+        assert!(e.message.contains(msg), "{name}: `{}` lacks `{msg}`", e.message);
+    }
+}
+
+#[test]
+fn a_router_profile_parses() {
+    let text = format!(
+        "{ROUTER}[[interface]]\nname = \"eth0.2\"\nkind = \"vlan\"\nlink = \"eth0\"\nid = 2\nrole = \"wan\"\n\
+         [firewall]\nforward = true\n[[firewall.port_forward]]\nproto = \"tcp\"\nwan_port = 2222\nto = \"192.168.1.10:22\"\n"
+    );
+    let l = parse_str(&text).unwrap();
+    let br = &l.profile.interface[1];
+    assert_eq!(br.kind, net::LinkKind::Bridge);
+    assert_eq!(br.ports.len(), 2);
+    let v = &l.profile.interface[2];
+    assert_eq!((v.kind, v.id.as_ref().map(|i| i.get_ref().get())), (net::LinkKind::Vlan, Some(2)));
+    assert_eq!(l.profile.firewall.port_forward[0].to.get_ref().to_string(), "192.168.1.10:22");
+    assert_eq!(l.profile.firewall.flow_offload, firewall::FlowOffload::Auto);
+    assert!(l.profile.firewall.nat_reflection);
+}

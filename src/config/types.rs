@@ -50,6 +50,8 @@ pub enum ParseError {
     PortRangeTooLow(u16),
     /// LOW above HIGH.
     EmptyPortRange(u16, u16),
+    /// Not `A.B.C.D:PORT`.
+    NotAnEndpoint(String),
 }
 
 impl fmt::Display for ParseError {
@@ -84,6 +86,7 @@ impl fmt::Display for ParseError {
             NotAPortRange(s) => write!(f, "`{}` is not a port range like 32768-60999", s.escape_debug()),
             PortRangeTooLow(lo) => write!(f, "the range starts at {lo}; the kernel's local ports start at 1024 or above"),
             EmptyPortRange(lo, hi) => write!(f, "the range {lo}-{hi} is empty: {lo} is above {hi}"),
+            NotAnEndpoint(s) => write!(f, "`{}` is not an IPv4 address and port like 192.168.1.10:22", s.escape_debug()),
         }
     }
 }
@@ -528,6 +531,62 @@ impl fmt::Display for SysctlValue {
     }
 }
 
+/// A VLAN id, 1 to 4094 (802.1Q: 0 means "priority tag only" and 4095
+/// is reserved).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct VlanId(u16);
+
+impl VlanId {
+    pub const fn new(n: u16) -> Option<VlanId> {
+        if n >= 1 && n <= 4094 {
+            Some(VlanId(n))
+        } else {
+            None
+        }
+    }
+    pub fn get(self) -> u16 {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for VlanId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        int_in_range(d, 1, 4094, "VLAN id").map(|n| VlanId(n as u16))
+    }
+}
+
+impl fmt::Display for VlanId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// An IPv4 address and a port, `192.168.1.10:22`: where a port forward
+/// sends its connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    pub addr: Ipv4Addr,
+    pub port: Port,
+}
+
+impl FromStr for Endpoint {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let bad = || ParseError::NotAnEndpoint(s.into());
+        let (a, p) = s.rsplit_once(':').ok_or_else(bad)?;
+        let addr: Ipv4Addr = a.parse().map_err(|_| bad())?;
+        let port = p.parse::<u16>().ok().and_then(Port::new).ok_or_else(bad)?;
+        Ok(Endpoint { addr, port })
+    }
+}
+from_str_deserialize!(Endpoint, "an IPv4 address and port like 192.168.1.10:22");
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.addr, self.port)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,6 +645,19 @@ mod tests {
         assert_eq!(e, ParseError::ControlCharacter { path: "/srv/a\nb".into(), c: '\n' });
         assert_eq!(e.to_string(), "path `/srv/a\\nb` contains the control character '\\n'");
         assert_eq!("/srv/../etc".parse::<AbsPath>(), Err(ParseError::DotDot("/srv/../etc".into())));
+    }
+
+    #[test]
+    fn endpoint_and_vlan_rules() {
+        let e: Endpoint = "192.168.1.10:22".parse().unwrap();
+        assert_eq!((e.addr, e.port.get()), (Ipv4Addr::new(192, 168, 1, 10), 22));
+        assert_eq!(e.to_string(), "192.168.1.10:22");
+        for bad in ["192.168.1.10", "192.168.1.10:0", "192.168.1.10:65536", "[fd00::1]:22", "host:22", ":22"] {
+            assert_eq!(bad.parse::<Endpoint>(), Err(ParseError::NotAnEndpoint(bad.into())), "{bad}");
+        }
+        assert_eq!(VlanId::new(0), None);
+        assert_eq!(VlanId::new(4095), None);
+        assert_eq!(VlanId::new(4094).map(VlanId::get), Some(4094));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use super::firewall::{Backend, Hook, Profile as FwProfile, Service};
-use super::net::{Method, Role};
+use super::net::{Interface, LinkKind, Method, Role};
 use super::nfs::{Export, NfsVersion, Samba, Squash};
 use super::{ConfigError, Profile, Source};
 
@@ -35,7 +35,126 @@ pub(crate) fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, Co
     Ok(warnings)
 }
 
+/// Whether `name` is a port of a bridge the profile defines.
+pub(crate) fn is_bridge_port(p: &Profile, name: &crate::config::types::IfName) -> bool {
+    p.interface.iter().any(|b| b.kind == LinkKind::Bridge && b.ports.iter().any(|x| x.get_ref() == name))
+}
+
+/// Bridges and VLANs: the keys of each kind, ports that are not bridges
+/// and belong to one bridge only, VLAN ids and lower devices.
+fn links(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
+    let kind_of = |n: &crate::config::types::IfName| p.interface.iter().find(|o| o.name.get_ref() == n).map(|o| o.kind);
+    for (i, iface) in p.interface.iter().enumerate() {
+        let key = |k: &str| format!("interface[{i}].{k}");
+        let name = iface.name.get_ref();
+        let only = |k: &str, kind: LinkKind| {
+            src.error(Some(iface.name.span()), &key(k), format!("`{name}` is kind = \"{}\"; only kind = \"{kind}\" has `{k}`", iface.kind))
+        };
+        if iface.kind != LinkKind::Bridge {
+            if let Some(port) = iface.ports.first() {
+                return Err(src.error(
+                    Some(port.span()),
+                    &key("ports"),
+                    format!("`{name}` is kind = \"{}\"; only kind = \"bridge\" has ports", iface.kind),
+                ));
+            }
+            if iface.stp.is_some() {
+                return Err(only("stp", LinkKind::Bridge));
+            }
+        }
+        if iface.kind != LinkKind::Vlan {
+            if let Some(l) = &iface.link {
+                return Err(src.error(
+                    Some(l.span()),
+                    &key("link"),
+                    format!("`{name}` is kind = \"{}\"; only kind = \"vlan\" has `link`", iface.kind),
+                ));
+            }
+            if iface.id.is_some() {
+                return Err(only("id", LinkKind::Vlan));
+            }
+        }
+        match iface.kind {
+            LinkKind::Nic => {}
+            LinkKind::Bridge => bridge_ports(p, i, iface, src, &kind_of)?,
+            LinkKind::Vlan => {
+                let Some(link) = &iface.link else {
+                    return Err(src.error(
+                        Some(iface.name.span()),
+                        &key("link"),
+                        format!("VLAN `{name}` needs `link`, the device it is tagged on"),
+                    ));
+                };
+                let Some(id) = &iface.id else {
+                    return Err(src.error(Some(iface.name.span()), &key("id"), format!("VLAN `{name}` needs `id`, 1 to 4094")));
+                };
+                if link.get_ref() == name {
+                    return Err(src.error(Some(link.span()), &key("link"), format!("VLAN `{name}` cannot be tagged on itself")));
+                }
+                let twin = p.interface[..i].iter().position(|o| {
+                    o.kind == LinkKind::Vlan
+                        && o.link.as_ref().map(|l| l.get_ref()) == Some(link.get_ref())
+                        && o.id.as_ref().map(|x| *x.get_ref()) == Some(*id.get_ref())
+                });
+                if let Some(j) = twin {
+                    return Err(src.error(
+                        Some(id.span()),
+                        &key("id"),
+                        format!("VLAN {} on `{}` is already interface[{j}]", id.get_ref(), link.get_ref()),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bridge_ports(
+    p: &Profile,
+    i: usize,
+    iface: &Interface,
+    src: &Source<'_>,
+    kind_of: &dyn Fn(&crate::config::types::IfName) -> Option<LinkKind>,
+) -> Result<(), ConfigError> {
+    let name = iface.name.get_ref();
+    for (k, port) in iface.ports.iter().enumerate() {
+        let key = format!("interface[{i}].ports[{k}]");
+        let pn = port.get_ref();
+        if pn == name || kind_of(pn) == Some(LinkKind::Bridge) {
+            return Err(src.error(Some(port.span()), &key, format!("`{pn}` is a bridge; a bridge cannot be a port of `{name}`")));
+        }
+        let again_here = iface.ports[..k].iter().any(|o| o.get_ref() == pn);
+        let other = p.interface[..i].iter().find(|o| o.kind == LinkKind::Bridge && o.ports.iter().any(|x| x.get_ref() == pn));
+        if again_here || other.is_some() {
+            let owner = other.map_or(name, |o| o.name.get_ref());
+            return Err(src.error(Some(port.span()), &key, format!("`{pn}` is already a port of `{owner}`; a link can be a port once")));
+        }
+        if let Some(o) = p.interface.iter().find(|o| o.name.get_ref() == pn) {
+            let why = if !o.address.is_empty() {
+                Some("addresses")
+            } else if o.method == Method::Dhcp {
+                Some("method = \"dhcp\"")
+            } else if o.role != Role::None {
+                Some("a role")
+            } else if o.gateway.is_some() || o.gateway6.is_some() || !o.route.is_empty() {
+                Some("routes")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(src.error(
+                    Some(port.span()),
+                    &key,
+                    format!("`{pn}` is a port of `{name}` and cannot have {why} of its own; give them to `{name}`"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
+    links(p, src)?;
     for (i, iface) in p.interface.iter().enumerate() {
         let key = |k: &str| format!("interface[{i}].{k}");
         let name = iface.name.get_ref();
@@ -135,7 +254,7 @@ fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
         return Ok(());
     }
     for (i, iface) in p.interface.iter().enumerate() {
-        if iface.role == Role::None {
+        if iface.role == Role::None && !is_bridge_port(p, iface.name.get_ref()) {
             return Err(src.error(
                 Some(iface.name.span()),
                 &format!("interface[{i}].role"),
@@ -165,6 +284,7 @@ fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
     if fw.forward && !p.interface.iter().any(|i| i.role == Role::Wan) {
         return Err(src.error(span_in(src, "firewall", "forward"), "firewall.forward", "forwarding needs a WAN interface"));
     }
+    port_forwards(p, src)?;
     if fw.hook == Hook::Ingress {
         let why = match (fw.profile, fw.backend, fw.forward) {
             (FwProfile::Stateful, _, _) => Some("the stateful profile tracks the WAN from the input hook"),
@@ -194,6 +314,36 @@ fn firewall(p: &Profile, src: &Source<'_>, warnings: &mut Vec<Warning>) -> Resul
             "firewall.log_rate",
             format!("log_rate is 1 to 6000 packets a minute, not {}", fw.log_rate),
         ));
+    }
+    Ok(())
+}
+
+/// Port forwards: with `forward = true`, to a host inside a LAN subnet,
+/// each WAN port (per protocol) once.
+fn port_forwards(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
+    let fw = &p.firewall;
+    let lan = super::nfs::lan_networks(p);
+    for (i, f) in fw.port_forward.iter().enumerate() {
+        let key = |k: &str| format!("firewall.port_forward[{i}].{k}");
+        if !fw.forward {
+            return Err(src.error(Some(f.wan_port.span()), &key("wan_port"), "a port forward needs forward = true"));
+        }
+        let to = f.to.get_ref();
+        if !lan.iter().any(|n| n.is_v4() && n.contains(IpAddr::V4(to.addr))) {
+            return Err(src.error(
+                Some(f.to.span()),
+                &key("to"),
+                format!("{} is in no LAN subnet (role = \"lan\" interfaces' static IPv4 addresses); forward to a LAN host", to.addr),
+            ));
+        }
+        let port = f.wan_port.get_ref().get();
+        if let Some(j) = fw.port_forward[..i].iter().position(|o| o.proto == f.proto && o.wan_port.get_ref().get() == port) {
+            return Err(src.error(
+                Some(f.wan_port.span()),
+                &key("wan_port"),
+                format!("{} port {port} is already forwarded by firewall.port_forward[{j}]", f.proto),
+            ));
+        }
     }
     Ok(())
 }
