@@ -26,6 +26,12 @@ pub(crate) const PROC_NET_TCP: &str = "/proc/net/tcp";
 pub(crate) const PROC_NET_TCP6: &str = "/proc/net/tcp6";
 pub(crate) const PROC_NET_UDP: &str = "/proc/net/udp";
 pub(crate) const PROC_NET_UDP6: &str = "/proc/net/udp6";
+/// The flowtable's `flow add` expression, when loaded or built in.
+pub(crate) const SYS_MODULE_FLOW_OFFLOAD: &str = "/sys/module/nft_flow_offload";
+/// Kernel modules, one directory per release.
+pub(crate) const LIB_MODULES: &str = "/lib/modules";
+/// The connection tracking table (`status` counts offloaded flows).
+pub(crate) const PROC_NF_CONNTRACK: &str = "/proc/net/nf_conntrack";
 /// The kernel's loaded iptables tables (one name a line).
 pub(crate) const IP_TABLES_NAMES: &str = "/proc/net/ip_tables_names";
 pub(crate) const IP6_TABLES_NAMES: &str = "/proc/net/ip6_tables_names";

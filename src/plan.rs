@@ -116,6 +116,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
     out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
     out.actions.extend(sysctl::plan(&sysctl::Scope::Global, sysctl::global::wanted(p), &now.sysctl).into_iter().map(Action::Sysctl));
     out.actions.extend(firewall::plan(p, &now.firewall).into_iter().map(Action::Firewall));
+    out.notes.extend(firewall::notes(p, &now.firewall));
     out.actions.extend(net::plan(p, &now.net).into_iter().map(Action::Net));
     out.notes.extend(net::notes(p, &now.net));
     out.actions.extend(storage::plan(p, &now.storage).into_iter().map(Action::Storage));

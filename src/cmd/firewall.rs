@@ -64,7 +64,7 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
         FirewallCommand::Apply => {
             let mut status = Status::Ok;
             for a in &actions {
-                let Action::Load { rules, fallback_lan, instead } = a;
+                let Action::Load { rules, fallback_lan, instead, then } = a;
                 // A dry run changes nothing, so there is nothing to confirm.
                 let confirm = cli.confirm.filter(|_| !cli.dry_run);
                 let result = match confirm {
@@ -78,6 +78,7 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
                             let _ = io.out.flush();
                         };
                         firewall::load::load_confirmed(rules, instead.as_ref(), fallback_lan.as_ref(), &c, seams, &mut sleep, &mut say)
+                            .and_then(|()| then.iter().try_for_each(|t| crate::sysctl::apply(t, seams)))
                     }
                 };
                 match result {

@@ -151,6 +151,67 @@ fn pairs(out: &mut String, from: &Ifaces, to: &Ifaces, tail: &str) -> fmt::Resul
     Ok(())
 }
 
+/// The router's FORWARD chain (see nft.rs `forward_rules`; iptables has
+/// no flowtable, so every forwarded packet crosses these rules).
+fn forward_rules(m: &Model, f: &Fam, fam: Family, out: &mut String) -> fmt::Result {
+    out.push_str("-A FORWARD -p tcp -m tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu\n");
+    out.push_str("-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n");
+    out.push_str("-A FORWARD -m conntrack --ctstate INVALID -j DROP\n");
+    pairs(out, &m.lan_ifaces, &m.wan_ifaces, "-j ACCEPT")?;
+    if fam == Family::V4 && !m.dnat.is_empty() {
+        pairs(out, &m.wan_ifaces, &m.lan_ifaces, "-m conntrack --ctstate DNAT -j ACCEPT")?;
+        if m.reflection {
+            pairs(out, &m.lan_ifaces, &m.lan_ifaces, "-m conntrack --ctstate DNAT -j ACCEPT")?;
+        }
+    }
+    if fam == Family::V6 {
+        // RFC 4890 4.3.1: errors, and echo (see nft.rs ICMP6_FORWARD).
+        for t in [1, 2, 3, 4, 128, 129] {
+            pairs(out, &m.wan_ifaces, &m.lan_ifaces, &format!("{} {t} -j ACCEPT", f.icmp))?;
+        }
+    }
+    Ok(())
+}
+
+/// IPv4 NAT (see nft.rs `nat_table`).
+fn nat(m: &Model, out: &mut String) -> fmt::Result {
+    for d in &m.dnat {
+        for i in &m.wan_ifaces {
+            writeln!(out, "-A PREROUTING -i {i} -p {p} -m {p} --dport {} -j DNAT --to-destination {}", d.wan_port, d.to, p = d.proto)?;
+        }
+    }
+    if m.reflection {
+        for d in &m.dnat {
+            for i in &m.lan_ifaces {
+                writeln!(
+                    out,
+                    "-A PREROUTING -i {i} ! -d {} -m addrtype --dst-type LOCAL -p {p} -m {p} --dport {} -j DNAT --to-destination {}",
+                    d.lan_net,
+                    d.wan_port,
+                    d.to,
+                    p = d.proto
+                )?;
+            }
+        }
+    }
+    for o in &m.wan_ifaces {
+        writeln!(out, "-A POSTROUTING -o {o} -j MASQUERADE")?;
+    }
+    if m.reflection {
+        for d in &m.dnat {
+            writeln!(
+                out,
+                "-A POSTROUTING -s {} -d {}/32 -p {p} -m {p} --dport {} -m conntrack --ctstate DNAT -j MASQUERADE",
+                d.lan_net,
+                d.to.addr,
+                d.to.port,
+                p = d.proto
+            )?;
+        }
+    }
+    Ok(())
+}
+
 fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> fmt::Result {
     let f = match fam {
         Family::V4 => &V4,
@@ -170,6 +231,14 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
         out.push_str("*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-F PREROUTING\n-F OUTPUT\n");
         if m.notrack_lan() {
             let local = if m.forward { " -m addrtype --dst-type LOCAL" } else { "" };
+            if m.reflection && fam == Family::V4 {
+                // Reflected connections to the WAN address must be tracked.
+                for i in &m.lan_ifaces {
+                    for d in &m.dnat {
+                        writeln!(out, "-A PREROUTING -i {i} -p {p} -m {p} --dport {} -j ACCEPT", d.wan_port, p = d.proto)?;
+                    }
+                }
+            }
             for i in &m.lan_ifaces {
                 writeln!(out, "-A PREROUTING -i {i}{local} -j CT --notrack")?;
             }
@@ -181,11 +250,9 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
     }
     let forward = m.forward && m.kind != Kind::Off;
     if fam == Family::V4 && (forward || left.nat) {
-        out.push_str("*nat\n:POSTROUTING ACCEPT [0:0]\n-F POSTROUTING\n");
+        out.push_str("*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n-F PREROUTING\n-F POSTROUTING\n");
         if forward {
-            for o in &m.wan_ifaces {
-                writeln!(out, "-A POSTROUTING -o {o} -j MASQUERADE")?;
-            }
+            nat(m, out)?;
         }
         out.push_str("COMMIT\n");
     }
@@ -205,8 +272,7 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
         writeln!(out, "-A INPUT -i {i} -j nasboot-wan")?;
     }
     if forward {
-        pairs(out, &m.lan_ifaces, &m.wan_ifaces, "-j ACCEPT")?;
-        pairs(out, &m.wan_ifaces, &m.lan_ifaces, "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT")?;
+        forward_rules(m, f, fam, out)?;
     }
     if !m.lan.all {
         services(out, "nasboot-lan", &m.lan)?;

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use super::backend::Backend;
 use super::model::Ifaces;
-use super::RuleSet;
+use super::{Instead, RuleSet};
 use crate::paths;
 use crate::seam::{Cmd, Output, Seams};
 use crate::step::StepError;
@@ -170,13 +170,13 @@ fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'
     Err(why)
 }
 
-/// Load a rule set; if it is rejected, load `instead` (the input chain in
-/// place of the ingress hooks `hook = "auto"` took) if given, and
+/// Load a rule set; if it is rejected, load `instead` (what `auto` would
+/// have chosen without the ingress hooks or the flowtable) if given, and
 /// succeed; failing that, with `fallback_lan`, load the fallback and fail.
 /// A missing tool changes nothing.
 pub(crate) fn load(
     rules: &RuleSet,
-    instead: Option<&RuleSet>,
+    instead: Option<&Instead>,
     fallback_lan: Option<&Ifaces>,
     seams: &mut Seams<'_>,
 ) -> Result<(), StepError> {
@@ -184,9 +184,9 @@ pub(crate) fn load(
         Ok(()) => return Ok(()),
         Err(e) => e,
     };
-    if let (LoadError::Rejected { .. }, Some(input)) = (&e, instead) {
-        if check_and_load(input, seams).is_ok() {
-            log::warn!("{}; loaded the input chain instead (hook = \"auto\")", e.message());
+    if let (LoadError::Rejected { .. }, Some(i)) = (&e, instead) {
+        if check_and_load(&i.rules, seams).is_ok() {
+            log::warn!("{}; loaded {} instead", e.message(), i.what);
             return Ok(());
         }
     }
@@ -324,7 +324,7 @@ fn write(seams: &mut Seams<'_>, path: &str, data: &[u8]) -> Result<(), StepError
 /// tells the operator what to do.
 pub(crate) fn load_confirmed(
     rules: &RuleSet,
-    instead: Option<&RuleSet>,
+    instead: Option<&Instead>,
     fallback_lan: Option<&Ifaces>,
     c: &Confirm<'_>,
     seams: &mut Seams<'_>,

@@ -100,7 +100,7 @@ mod tests;
 
 use std::fmt;
 
-use crate::config::firewall::{Hook, Profile as FwProfile};
+use crate::config::firewall::{FlowOffload, Hook, Profile as FwProfile};
 use crate::config::types::IfName;
 use crate::config::Profile;
 use crate::paths;
@@ -189,8 +189,23 @@ pub(crate) enum Action {
         /// When `hook = "auto"` took the ingress hooks: the input chain's
         /// rule set, loaded in their place if the tool refuses them (nft
         /// before 0.9.7 has no `inet` ingress hook, whatever the kernel).
-        instead: Option<RuleSet>,
+        /// When `flow_offload = "auto"` could not tell whether the kernel
+        /// has the flowtable: the rule set without it.
+        instead: Option<Instead>,
+        /// Set once `rules` (or `instead`) loaded, never before: the
+        /// forwarding sysctls of a router, so that the box forwards only
+        /// with its forward chain in place.
+        then: Vec<crate::sysctl::Action>,
     },
+}
+
+/// What to load when the tool or kernel refuses a rule set that `auto`
+/// chose, and what it is, for the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Instead {
+    pub rules: RuleSet,
+    /// "the input chain (hook = \"auto\")".
+    pub what: &'static str,
 }
 
 impl Action {
@@ -204,9 +219,14 @@ impl Action {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::Load { rules, .. } => {
-                let hooks = if rules.text.contains("hook ingress") { ", on the ingress hooks" } else { "" };
-                write!(f, "load the {} rule set ({} lines{hooks})", rules.backend, rules.text.lines().count())
+            Action::Load { rules, then, .. } => {
+                let hooks = if rules.text.contains("type filter hook ingress") { ", on the ingress hooks" } else { "" };
+                let fast = if rules.text.contains("\tflowtable ft {") { ", with the flowtable" } else { "" };
+                write!(f, "load the {} rule set ({} lines{hooks}{fast})", rules.backend, rules.text.lines().count())?;
+                for a in then {
+                    write!(f, ", then {a}")?;
+                }
+                Ok(())
             }
         }
     }
@@ -227,6 +247,12 @@ pub(crate) struct Observed {
     /// For `hook = "auto"`: every interface but loopback, with its link
     /// type (ARPHRD_*). None when not asked or not readable.
     pub links: Option<Vec<(IfName, u16)>>,
+    /// Whether the kernel has the flowtable (`nft_flow_offload` loaded,
+    /// built in or installed as a module); None when it cannot be told.
+    /// Read only for `forward` with `flow_offload = "auto"`.
+    pub flowtable: Option<bool>,
+    /// The forwarding sysctls, read only with `forward`.
+    pub forwarding: crate::sysctl::Observed,
 }
 
 /// Whether nasboot's tables (nftables) or chains (iptables) are loaded.
@@ -282,7 +308,51 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let links = (fw.hook == Hook::Auto && fw.ingress_fits() && backend == Backend::Nftables && offer.kernel >= Some(backend::INET_INGRESS))
         .then(|| links(seams))
         .flatten();
-    Observed { offer, ipv6: seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok(), left4, left6, ours_loaded, links }
+    let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
+    let router = fw.forward && fw.profile != FwProfile::Off;
+    let flowtable =
+        (router && fw.flow_offload == FlowOffload::Auto && backend == Backend::Nftables).then(|| flowtable_offered(seams)).flatten();
+    let forwarding = if router { crate::sysctl::observe(&forwarding_wanted(ipv6), seams) } else { crate::sysctl::Observed::default() };
+    Observed { offer, ipv6, left4, left6, ours_loaded, links, flowtable, forwarding }
+}
+
+/// The sysctls that make a router: IPv4 forwarding, and IPv6 when the
+/// kernel has it.
+fn forwarding_wanted(ipv6: bool) -> Vec<(String, String)> {
+    let mut out = vec![(FORWARD_V4.to_string(), "1".to_string())];
+    if ipv6 {
+        out.push((FORWARD_V6.to_string(), "1".to_string()));
+    }
+    out
+}
+
+pub(crate) const FORWARD_V4: &str = "net.ipv4.ip_forward";
+/// Also turns accept_ra off where it is 1: a WAN that takes its IPv6
+/// address from router advertisements needs `accept_ra = 2`.
+pub(crate) const FORWARD_V6: &str = "net.ipv6.conf.all.forwarding";
+
+/// Whether the running kernel offers the flowtable's `flow add`
+/// (nft_flow_offload): loaded or built in with a /sys/module entry, built
+/// in per modules.builtin, or a module file where Debian (kernel/net/
+/// netfilter/) or OpenWrt (flat) installs it. None when there is no
+/// /lib/modules directory for this kernel to ask.
+fn flowtable_offered(seams: &mut Seams<'_>) -> Option<bool> {
+    use std::path::Path;
+    if seams.files.exists(Path::new(paths::SYS_MODULE_FLOW_OFFLOAD)) {
+        return Some(true);
+    }
+    let release = seams.sysctl.get("kernel.osrelease").ok()?;
+    let dir = format!("{}/{}", paths::LIB_MODULES, release.trim());
+    if !seams.files.exists(Path::new(&dir)) {
+        return None;
+    }
+    let builtin = seams.files.read(Path::new(&format!("{dir}/modules.builtin"))).unwrap_or_default();
+    if String::from_utf8_lossy(&builtin).lines().any(|l| l.ends_with("/nft_flow_offload.ko")) {
+        return Some(true);
+    }
+    let files = ["kernel/net/netfilter/nft_flow_offload.ko", "nft_flow_offload.ko"];
+    let found = files.iter().any(|f| ["", ".xz", ".zst", ".gz"].iter().any(|z| seams.files.exists(Path::new(&format!("{dir}/{f}{z}")))));
+    Some(found)
 }
 
 /// Every interface but loopback, with its link type; None if an interface
@@ -323,26 +393,61 @@ pub(crate) fn backend_for(p: &Profile, now: &Observed) -> Backend {
 pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     let mut m = model::from_profile(p);
     let backend = backend_for(p, now);
-    let instead = auto_ingress(&m, backend, now).then(|| {
+    if backend == Backend::Iptables || now.flowtable == Some(false) {
+        m.flowtable = false;
+    }
+    let mut instead = auto_ingress(&m, backend, now).then(|| {
         let input = render(&m, backend, now);
         m.ingress = true;
-        input
+        Instead { rules: input, what: "the input chain (hook = \"auto\")" }
     });
+    if m.flowtable && now.flowtable.is_none() {
+        // Cannot tell: try the flowtable, and have plain forwarding ready.
+        let mut plain = m.clone();
+        plain.flowtable = false;
+        instead =
+            Some(Instead { rules: render(&plain, backend, now), what: "the rule set without the flowtable (flow_offload = \"auto\")" });
+    }
     let tool_present = match backend {
         Backend::Nftables => now.offer.nft,
         Backend::Iptables => now.offer.iptables_restore,
     };
     if m.kind == Kind::Off && (!tool_present || now.ours_loaded == Some(false)) {
-        // Nothing of nasboot's is loaded (or can be, without the tool):
-        // nothing to remove.
         return Vec::new();
     }
     let fallback_lan = (m.kind != Kind::Off).then(|| m.lan_ifaces.clone());
-    vec![Action::Load { rules: render(&m, backend, now), fallback_lan, instead }]
+    let then = if m.forward {
+        crate::sysctl::plan(&crate::sysctl::Scope::Global, forwarding_wanted(now.ipv6), &now.forwarding)
+    } else {
+        Vec::new()
+    };
+    vec![Action::Load { rules: render(&m, backend, now), fallback_lan, instead, then }]
+}
+
+/// What the firewall's plan wants a human to know: a router without its
+/// fast path, and why.
+pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
+    let fw = &p.firewall;
+    let mut out = Vec::new();
+    if !(fw.forward && fw.profile != FwProfile::Off && fw.flow_offload == FlowOffload::Auto) {
+        return out;
+    }
+    if backend_for(p, now) == Backend::Iptables {
+        out.push("flow_offload = \"auto\": iptables has no flowtable, so every forwarded packet crosses the FORWARD chain; use backend = \"nftables\" for the fast path".to_string());
+    } else if now.flowtable == Some(false) {
+        out.push(
+            "flow_offload = \"auto\": this kernel has no nft_flow_offload (nf_flow_table), so forwarding goes without the flowtable"
+                .to_string(),
+        );
+    }
+    out
 }
 
 pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
-        Action::Load { rules, fallback_lan, instead } => load::load(rules, instead.as_ref(), fallback_lan.as_ref(), seams),
+        Action::Load { rules, fallback_lan, instead, then } => {
+            load::load(rules, instead.as_ref(), fallback_lan.as_ref(), seams)?;
+            then.iter().try_for_each(|a| crate::sysctl::apply(a, seams))
+        }
     }
 }

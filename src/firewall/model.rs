@@ -6,9 +6,9 @@
 //! LAN to the WAN, and the log rate. Ports are sorted and deduplicated, so
 //! the rendered text does not depend on the order of the profile's lists.
 
-use crate::config::firewall::{Hook, Profile as FwProfile, Service};
+use crate::config::firewall::{FlowOffload, Hook, Profile as FwProfile, Proto, Service, MAX_PORT_FORWARDS};
 use crate::config::net::Role;
-use crate::config::types::{IfName, PortRange};
+use crate::config::types::{Endpoint, IfName, IpNet, PortRange};
 use crate::config::{Profile, MAX_INTERFACES};
 
 /// Ports one zone may open, per protocol: the services' ports plus the
@@ -48,6 +48,16 @@ pub(crate) struct Zone {
     pub udp: Ports,
 }
 
+/// One port forward: `proto` connections to `wan_port` on the box go to
+/// `to`, a host in the LAN network `lan_net`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Dnat {
+    pub proto: Proto,
+    pub wan_port: u16,
+    pub to: Endpoint,
+    pub lan_net: IpNet,
+}
+
 /// The whole firewall, ready to render.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Model {
@@ -61,6 +71,13 @@ pub(crate) struct Model {
     /// Route the LAN to the WAN with masquerade (IPv4) and plain
     /// forwarding (IPv6); replies come back through connection tracking.
     pub forward: bool,
+    /// Established TCP and UDP flows forwarded through a software
+    /// flowtable over the LAN and WAN devices (nftables; `forward` only).
+    pub flowtable: bool,
+    /// Port forwards (`forward` only).
+    pub dnat: heapless::Vec<Dnat, MAX_PORT_FORWARDS>,
+    /// LAN clients reach the port forwards at the box's WAN address too.
+    pub reflection: bool,
     /// Stateless zones filtered on their interfaces' ingress hooks instead
     /// of one input chain (nftables; `firewall.hook = "ingress"`).
     pub ingress: bool,
@@ -139,6 +156,16 @@ pub(crate) fn from_profile(p: &Profile) -> Model {
         let _ = list.push(i.name.get_ref().clone());
     }
     let nfs_pinned = [fw.mountd_port.get(), fw.statd_port.get(), fw.lockd_port.get()];
+    let forward = fw.forward && fw.profile != FwProfile::Off;
+    let lan_nets = crate::config::nfs::lan_networks(p);
+    let mut dnat = heapless::Vec::new();
+    for f in fw.port_forward.iter().filter(|_| forward) {
+        let to = *f.to.get_ref();
+        // Validation put every target inside a LAN network.
+        if let Some(net) = lan_nets.iter().find(|n| n.contains(std::net::IpAddr::V4(to.addr))) {
+            let _ = dnat.push(Dnat { proto: f.proto, wan_port: f.wan_port.get_ref().get(), to, lan_net: *net });
+        }
+    }
     Model {
         kind: match fw.profile {
             FwProfile::Stateless => Kind::Stateless,
@@ -150,7 +177,10 @@ pub(crate) fn from_profile(p: &Profile) -> Model {
         lan: zone(&fw.lan_services, &fw.lan_tcp_ports, &fw.lan_udp_ports, nfs_pinned),
         wan: zone(&fw.wan_services, &fw.wan_tcp_ports, &fw.wan_udp_ports, nfs_pinned),
         log_rate: fw.log.then_some(fw.log_rate),
-        forward: fw.forward && fw.profile != FwProfile::Off,
+        forward,
+        flowtable: forward && fw.flow_offload == FlowOffload::Auto,
+        reflection: fw.nat_reflection && !dnat.is_empty(),
+        dnat,
         ingress: fw.hook == Hook::Ingress && fw.ingress_fits(),
         reply_ports: fw.local_port_range,
     }

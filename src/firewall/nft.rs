@@ -20,7 +20,7 @@
 
 use std::fmt::{self, Write};
 
-use super::model::{Ifaces, Kind, Model, Ports, Zone, DHCP4, DHCP6, REPLY_UDP_SPORTS};
+use super::model::{Dnat, Ifaces, Kind, Model, Ports, Zone, DHCP4, DHCP6, REPLY_UDP_SPORTS};
 use crate::config::types::PortRange;
 
 /// ICMP types a WAN (and a restricted LAN) accepts.
@@ -135,6 +135,16 @@ pub(crate) fn render(m: &Model, out: &mut String) -> fmt::Result {
     out.push_str("table inet nasboot {}\ndelete table inet nasboot\n");
     if m.kind != Kind::Off {
         out.push_str("table inet nasboot {\n");
+        if m.forward && m.flowtable && !m.lan_ifaces.is_empty() {
+            // The software fast path (nf_flow_table): once `flow add` has
+            // seen a flow established, its packets go from the ingress hook
+            // of these devices straight to the output device.
+            out.push_str("\tflowtable ft {\n\t\thook ingress priority 0;\n\t\tdevices = ");
+            let mut devs = m.lan_ifaces.clone();
+            devs.extend(m.wan_ifaces.iter().cloned());
+            iface_set(out, &devs)?;
+            out.push_str(";\n\t}\n");
+        }
         set(out, "lan_tcp", &m.lan.tcp)?;
         set(out, "lan_udp", &m.lan.udp)?;
         set(out, "wan_tcp", &m.wan.tcp)?;
@@ -144,6 +154,15 @@ pub(crate) fn render(m: &Model, out: &mut String) -> fmt::Result {
             // only what is addressed to the box itself (LAN to WAN flows
             // need conntrack for the masquerade).
             base_chain(out, "raw_prerouting", "prerouting", -300, "accept")?;
+            if m.reflection {
+                // A LAN client's connection to a forwarded port at the WAN
+                // address is for the box: it must be tracked to be NATed.
+                for d in &m.dnat {
+                    out.push_str("\t\tiifname ");
+                    iface_set(out, &m.lan_ifaces)?;
+                    writeln!(out, " {} dport {} accept", d.proto, d.wan_port)?;
+                }
+            }
             out.push_str("\t\tiifname ");
             iface_set(out, &m.lan_ifaces)?;
             out.push_str(if m.forward { " fib daddr type local notrack\n" } else { " notrack\n" });
@@ -188,15 +207,7 @@ pub(crate) fn render(m: &Model, out: &mut String) -> fmt::Result {
         }
         base_chain(out, "forward", "forward", 0, "drop")?;
         if m.forward && !m.lan_ifaces.is_empty() {
-            out.push_str("\t\tiifname ");
-            iface_set(out, &m.lan_ifaces)?;
-            out.push_str(" oifname ");
-            iface_set(out, &m.wan_ifaces)?;
-            out.push_str(" accept\n\t\tiifname ");
-            iface_set(out, &m.wan_ifaces)?;
-            out.push_str(" oifname ");
-            iface_set(out, &m.lan_ifaces)?;
-            out.push_str(" ct state established,related accept\n");
+            forward_rules(m, out)?;
         }
         out.push_str("\t}\n");
         if !m.lan.all {
@@ -226,12 +237,91 @@ pub(crate) fn render(m: &Model, out: &mut String) -> fmt::Result {
     }
     out.push_str("table ip nasboot_nat {}\ndelete table ip nasboot_nat\n");
     if m.forward && m.kind != Kind::Off && !m.wan_ifaces.is_empty() {
-        // Kernels before 4.18 need both NAT hooks registered.
-        out.push_str("table ip nasboot_nat {\n\tchain prerouting {\n\t\ttype nat hook prerouting priority -100; policy accept;\n\t}\n");
-        out.push_str("\tchain postrouting {\n\t\ttype nat hook postrouting priority 100; policy accept;\n\t\toifname ");
-        iface_set(out, &m.wan_ifaces)?;
-        out.push_str(" masquerade\n\t}\n}\n");
+        nat_table(m, out)?;
     }
+    Ok(())
+}
+
+/// ICMPv6 a router passes from the WAN to the LAN unasked (RFC 4890
+/// 4.3.1: errors, and echo for reachability): destination unreachable,
+/// packet too big, time exceeded, parameter problem, echo request and reply.
+const ICMP6_FORWARD: &str = "destination-unreachable, packet-too-big, time-exceeded, parameter-problem, echo-request, echo-reply";
+
+/// The forward chain of a router: the fast path, MSS clamping, replies,
+/// LAN to WAN, port forwards, and the ICMPv6 a router must pass.
+fn forward_rules(m: &Model, out: &mut String) -> fmt::Result {
+    if m.flowtable {
+        // Only established flows are offloaded (nft_flow_offload skips
+        // new and related ones and TCP with SYN, FIN or RST set).
+        out.push_str("\t\tmeta l4proto { tcp, udp } flow add @ft\n");
+    }
+    // Both directions' SYNs (the SYN-ACK comes back established), as
+    // fw4 does for its WAN zone: a PPPoE or tunnel WAN has a smaller MTU
+    // than the LAN hosts believe.
+    out.push_str("\t\ttcp flags & (syn | rst) == syn tcp option maxseg size set rt mtu\n");
+    out.push_str("\t\tct state established,related accept\n");
+    // Invalid packets are not NATed: leaving on the WAN they would carry
+    // LAN addresses (fw4's "Prevent NAT leakage").
+    out.push_str("\t\tct state invalid drop\n");
+    let pair = |out: &mut String, from: &Ifaces, to: &Ifaces, tail: &str| -> fmt::Result {
+        out.push_str("\t\tiifname ");
+        iface_set(out, from)?;
+        out.push_str(" oifname ");
+        iface_set(out, to)?;
+        writeln!(out, " {tail}")
+    };
+    pair(out, &m.lan_ifaces, &m.wan_ifaces, "accept")?;
+    if !m.dnat.is_empty() {
+        pair(out, &m.wan_ifaces, &m.lan_ifaces, "ct status dnat accept")?;
+        if m.reflection {
+            pair(out, &m.lan_ifaces, &m.lan_ifaces, "ct status dnat accept")?;
+        }
+    }
+    pair(out, &m.wan_ifaces, &m.lan_ifaces, &format!("icmpv6 type {{ {ICMP6_FORWARD} }} accept"))
+}
+
+fn dnat_rule(out: &mut String, d: &Dnat) -> fmt::Result {
+    writeln!(out, " {} dport {} dnat to {}", d.proto, d.wan_port, d.to)
+}
+
+/// IPv4 NAT: port forwards (and their reflection) before routing,
+/// masquerade on the WAN after it.
+fn nat_table(m: &Model, out: &mut String) -> fmt::Result {
+    // Kernels before 4.18 need both NAT hooks registered.
+    out.push_str("table ip nasboot_nat {\n\tchain prerouting {\n\t\ttype nat hook prerouting priority -100; policy accept;\n");
+    for d in &m.dnat {
+        out.push_str("\t\tiifname ");
+        iface_set(out, &m.wan_ifaces)?;
+        dnat_rule(out, d)?;
+    }
+    if m.reflection {
+        // A LAN client that uses an address of the box other than its
+        // LAN network's (the WAN address) for a forwarded port.
+        for d in &m.dnat {
+            out.push_str("\t\tiifname ");
+            iface_set(out, &m.lan_ifaces)?;
+            write!(out, " fib daddr type local ip daddr != {}", d.lan_net)?;
+            dnat_rule(out, d)?;
+        }
+    }
+    out.push_str("\t}\n\tchain postrouting {\n\t\ttype nat hook postrouting priority 100; policy accept;\n\t\toifname ");
+    iface_set(out, &m.wan_ifaces)?;
+    out.push_str(" masquerade\n");
+    if m.reflection {
+        // The reflected connection's replies must come back through the
+        // box, not straight from the LAN host to the client.
+        for d in &m.dnat {
+            writeln!(
+                out,
+                "\t\tip saddr {net} ip daddr {addr} {proto} dport {port} ct status dnat masquerade",
+                net = d.lan_net,
+                addr = d.to.addr,
+                proto = d.proto,
+                port = d.to.port
+            )?;
+        }
+    }
+    out.push_str("\t}\n}\n");
     Ok(())
 }
 

@@ -29,10 +29,20 @@ const PROFILES: &[(&str, &str)] = &[
     ("forward", "forward = true\nlog_rate = 30\n"),
     ("ingress", "hook = \"ingress\"\n"),
     ("ingress-services", "hook = \"ingress\"\nlan_services = [\"ssh\", \"nfs\"]\nwan_services = [\"ssh\"]\n"),
+    ("forward-no-offload", "forward = true\nflow_offload = \"off\"\n"),
+    ("router", ROUTER),
 ];
 
+/// A router: a LAN bridge over two ports, a WAN VLAN, port forwards.
+const ROUTER: &str = "[board]\nname = \"t\"\n\
+    [[interface]]\nname = \"eth0.2\"\nkind = \"vlan\"\nlink = \"eth0\"\nid = 2\nrole = \"wan\"\n\
+    [[interface]]\nname = \"br-lan\"\nkind = \"bridge\"\nports = [\"eth1\", \"eth2\"]\nrole = \"lan\"\naddress = [\"192.168.1.1/24\", \"fd00:1::1/64\"]\n\
+    [firewall]\nprofile = \"stateful\"\nforward = true\n\
+    [[firewall.port_forward]]\nproto = \"tcp\"\nwan_port = 2222\nto = \"192.168.1.10:22\"\n\
+    [[firewall.port_forward]]\nproto = \"udp\"\nwan_port = 51820\nto = \"192.168.1.20:51820\"\n";
+
 fn profile(section: &str) -> Profile {
-    let text = format!("{IFACES}[firewall]\n{section}");
+    let text = if section.starts_with("[board]") { section.to_string() } else { format!("{IFACES}[firewall]\n{section}") };
     parse_bytes("t.toml", text.as_bytes()).expect("valid profile").profile
 }
 
@@ -59,6 +69,10 @@ const GOLDEN: &[(&str, &str)] = goldens!(
     "off.iptables",
     "forward.nft",
     "forward.iptables",
+    "forward-no-offload.nft",
+    "forward-no-offload.iptables",
+    "router.nft",
+    "router.iptables",
     "ingress.nft",
     "ingress.iptables",
     "ingress-services.nft",
@@ -198,7 +212,7 @@ fn iptables_cleans_raw_and_nat_left_by_an_earlier_rule_set() {
     let now = Observed { ipv6: true, left4: iptables::Leftovers { raw: true, nat: true }, ..Observed::default() };
     let rs = render(&m, Backend::Iptables, &now);
     assert!(rs.v4().contains("*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-F PREROUTING\n-F OUTPUT\nCOMMIT\n"));
-    assert!(rs.v4().contains("*nat\n:POSTROUTING ACCEPT [0:0]\n-F POSTROUTING\nCOMMIT\n"));
+    assert!(rs.v4().contains("*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n-F PREROUTING\n-F POSTROUTING\nCOMMIT\n"));
     assert!(!rs.v6().contains("*raw"));
     assert_eq!(iptables::Leftovers::from_names("filter\nraw\n"), iptables::Leftovers { raw: true, nat: false });
 }
@@ -557,7 +571,7 @@ fn an_nft_without_inet_ingress_gets_the_input_chain_instead() {
     let a = plan_on(&mut b, "");
     let Action::Load { rules, instead, .. } = &a;
     assert!(rules.text.contains("hook ingress"), "{}", rules.text);
-    let input = instead.as_ref().expect("the input chain, in case");
+    let input = &instead.as_ref().expect("the input chain, in case").rules;
     assert!(input.text.contains("hook input") && !input.text.contains("hook ingress"), "{}", input.text);
     // nft 0.9.6 and older: the check refuses the ingress hooks.
     b.runner.answers.push_back(fail("/dev/stdin:5:29-35: Error: syntax error, unexpected ingress\n"));
@@ -574,4 +588,112 @@ fn an_nft_without_inet_ingress_gets_the_input_chain_instead() {
     let mut b = auto_ingress_board();
     let Action::Load { instead, .. } = plan_on(&mut b, "hook = \"input\"\n");
     assert_eq!(instead, None);
+}
+
+/// A router profile on `b`, whose kernel has modules under /lib/modules
+/// (`flow_offload`: whether nft_flow_offload.ko is among them).
+fn router_board(flow_offload: bool) -> FakeBoard {
+    let mut b = board();
+    let dir = "/lib/modules/6.1.0-50-4kc-malta";
+    b.files.files.insert(dir.into(), Vec::new());
+    b.files.files.insert(format!("{dir}/modules.builtin").into(), b"kernel/net/bridge/bridge.ko\n".to_vec());
+    if flow_offload {
+        b.files.files.insert(format!("{dir}/kernel/net/netfilter/nft_flow_offload.ko").into(), Vec::new());
+    }
+    b.sysctl.values.insert("net.ipv4.ip_forward".into(), "0".into());
+    b.sysctl.values.insert("net.ipv6.conf.all.forwarding".into(), "0".into());
+    b
+}
+
+#[test]
+fn a_router_gets_the_flowtable_where_the_kernel_has_it_and_forwards_only_once_loaded() {
+    let mut b = router_board(true);
+    let p = profile(ROUTER);
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.flowtable, Some(true));
+    assert!(notes(&p, &now).is_empty());
+    let a = plan(&p, &now).remove(0);
+    let Action::Load { rules, instead, then, .. } = &a;
+    assert!(rules.text.contains("\tflowtable ft {") && rules.text.contains("flow add @ft"));
+    assert_eq!(instead, &None);
+    assert_eq!(
+        then.iter().map(|t| (t.key.as_str(), t.value.as_str())).collect::<Vec<_>>(),
+        [("net.ipv4.ip_forward", "1"), ("net.ipv6.conf.all.forwarding", "1")]
+    );
+    assert!(
+        a.to_string().ends_with("with the flowtable), then net.ipv4.ip_forward = 1 (now 0), then net.ipv6.conf.all.forwarding = 1 (now 0)"),
+        "{a}"
+    );
+    super::apply(&a, &mut b.seams()).unwrap();
+    assert_eq!(b.effects(), ["run nft -c -f -", "run nft -f -", "sysctl net.ipv4.ip_forward=1", "sysctl net.ipv6.conf.all.forwarding=1"]);
+    // Re-planned on a router that forwards already: the sysctls are left.
+    let now = observe(&p, &mut b.seams());
+    let Action::Load { then, .. } = plan(&p, &now).remove(0);
+    assert!(then.is_empty());
+}
+
+#[test]
+fn a_rejected_router_rule_set_never_turns_forwarding_on() {
+    let mut b = router_board(true);
+    let a = plan_on(&mut b, ROUTER);
+    b.runner.answers.push_back(fail("/dev/stdin:3:1-5: Error: Could not process rule: No such file or directory\n"));
+    let e = super::apply(&a, &mut b.seams()).unwrap_err().to_string();
+    assert!(e.contains("loaded the fallback rule set instead"), "{e}");
+    assert!(!b.effects().iter().any(|e| e.starts_with("set ")), "{:?}", b.effects());
+    assert_eq!(b.sysctl.values["net.ipv4.ip_forward"], "0");
+}
+
+#[test]
+fn a_kernel_without_the_flowtable_gets_plain_forwarding_and_a_note() {
+    let mut b = router_board(false);
+    let p = profile(ROUTER);
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.flowtable, Some(false));
+    let n = notes(&p, &now);
+    assert!(n.len() == 1 && n[0].contains("no nft_flow_offload"), "{n:?}");
+    let Action::Load { rules, instead, .. } = plan(&p, &now).remove(0);
+    assert!(!rules.text.contains("flowtable") && !rules.text.contains("flow add"), "{}", rules.text);
+    assert!(rules.text.contains("ct state established,related accept") && rules.text.contains("masquerade"));
+    assert_eq!(instead, None);
+    // iptables: no flowtable at all, said so.
+    let p = profile(&ROUTER.replace("forward = true\n", "forward = true\nbackend = \"iptables\"\n"));
+    let mut b = router_board(true);
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.flowtable, None, "not even asked");
+    assert!(notes(&p, &now)[0].contains("iptables has no flowtable"));
+}
+
+#[test]
+fn a_kernel_that_cannot_be_asked_tries_the_flowtable_with_plain_forwarding_ready() {
+    // No /lib/modules for this kernel (a board image without modules).
+    let mut b = router_board(false);
+    b.files.files.clear();
+    let a = plan_on(&mut b, ROUTER);
+    let Action::Load { rules, instead, .. } = &a;
+    assert!(rules.text.contains("flow add @ft"));
+    let plain = &instead.as_ref().expect("plain forwarding, in case").rules;
+    assert!(!plain.text.contains("flow") && plain.text.contains("masquerade"), "{}", plain.text);
+    // The host kernel of these machines: no nf_flow_table, so nft says ENOENT.
+    b.runner.answers.push_back(fail("/dev/stdin:6:12-13: Error: Could not process rule: No such file or directory\n"));
+    super::apply(&a, &mut b.seams()).unwrap();
+    assert_eq!(b.runner.stdins.last().unwrap(), plain.text.as_bytes());
+}
+
+#[test]
+fn port_forwards_name_only_what_the_profile_names() {
+    let m = model::from_profile(&profile(ROUTER));
+    assert_eq!(m.dnat.len(), 2);
+    for b in [Backend::Nftables, Backend::Iptables] {
+        let text = render(&m, b, &observed()).text;
+        // Every address in the rule set is the profile's.
+        for word in text.split(|c: char| c.is_whitespace() || c == ',' || c == '{' || c == '}') {
+            let addr = word.split(['/', ':']).next().unwrap();
+            if addr.parse::<std::net::Ipv4Addr>().is_ok() {
+                assert!(["192.168.1.10", "192.168.1.20", "192.168.1.0"].contains(&addr), "{b:?}: {word}");
+            }
+        }
+        for dev in text.split('"').skip(1).step_by(2).filter(|w| !w.contains(' ')) {
+            assert!(["br-lan", "eth0.2"].contains(&dev), "{b:?}: {dev}");
+        }
+    }
 }
