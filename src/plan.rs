@@ -41,7 +41,8 @@ impl fmt::Display for Phase {
 pub(crate) enum Action {
     Watchdog(watchdog::Action),
     Sysctl(sysctl::Action),
-    Firewall(firewall::Action),
+    // Boxed: a rule set and its fallbacks are far larger than any other step.
+    Firewall(Box<firewall::Action>),
     Net(net::Action),
     Storage(storage::Action),
     Nfs(share::Action),
@@ -115,7 +116,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
     let mut out = Plan::default();
     out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
     out.actions.extend(sysctl::plan(&sysctl::Scope::Global, sysctl::global::wanted(p), &now.sysctl).into_iter().map(Action::Sysctl));
-    out.actions.extend(firewall::plan(p, &now.firewall).into_iter().map(Action::Firewall));
+    out.actions.extend(firewall::plan(p, &now.firewall).into_iter().map(|a| Action::Firewall(Box::new(a))));
     out.notes.extend(firewall::notes(p, &now.firewall));
     out.actions.extend(net::plan(p, &now.net).into_iter().map(Action::Net));
     out.notes.extend(net::notes(p, &now.net));

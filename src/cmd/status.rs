@@ -42,6 +42,18 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
             }
         }
     }
+    if p.firewall.forward {
+        let path = std::path::Path::new(crate::paths::PROC_NF_CONNTRACK);
+        match seams.files.read(path) {
+            Ok(b) => {
+                let f = crate::firewall::flows::count(&String::from_utf8_lossy(&b));
+                let _ = writeln!(io.out, "  forwarding: {} tracked connection(s), {} offloaded to the flowtable", f.tracked, f.offloaded);
+            }
+            Err(e) => {
+                let _ = writeln!(io.out, "  forwarding: offloaded flows unknown ({}: {e})", path.display());
+            }
+        }
+    }
     if pending.actions.is_empty() {
         let _ = writeln!(io.out, "in sync with the profile");
     } else {

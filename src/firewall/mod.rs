@@ -89,6 +89,7 @@
 //! reading the profile, for boot scripts when `nasboot check` exits 2.
 
 pub(crate) mod backend;
+pub(crate) mod flows;
 pub(crate) mod iptables;
 pub(crate) mod listeners;
 pub(crate) mod load;
