@@ -20,6 +20,13 @@ pub(crate) struct Report {
 /// Apply every action in order.
 pub(crate) fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
     let mut report = Report { status: Status::Ok, errors: Vec::new(), watchdog: None };
+    apply_more(plan, &mut report, seams);
+    report
+}
+
+/// Apply every action in order, adding to `report` (and petting the
+/// watchdog it holds).
+pub(crate) fn apply_more(plan: &Plan, report: &mut Report, seams: &mut Seams<'_>) {
     for action in &plan.actions {
         if let Some(dog) = report.watchdog.as_mut() {
             dog.pet();
@@ -49,5 +56,4 @@ pub(crate) fn apply(plan: &Plan, seams: &mut Seams<'_>) -> Report {
     if let Some(dog) = report.watchdog.as_mut() {
         dog.pet();
     }
-    report
 }

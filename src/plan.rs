@@ -18,6 +18,7 @@ use crate::{firewall, net, share, storage, sysctl, watchdog};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Phase {
     Watchdog,
+    Netdev,
     Sysctl,
     Firewall,
     Links,
@@ -28,6 +29,7 @@ impl fmt::Display for Phase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Phase::Watchdog => "watchdog",
+            Phase::Netdev => "netdev",
             Phase::Sysctl => "sysctl",
             Phase::Firewall => "firewall",
             Phase::Links => "links",
@@ -54,6 +56,7 @@ impl Action {
             Action::Watchdog(_) => Phase::Watchdog,
             Action::Sysctl(_) => Phase::Sysctl,
             Action::Firewall(_) => Phase::Firewall,
+            Action::Net(net::Action::Virt(_)) => Phase::Netdev,
             Action::Net(_) => Phase::Links,
             Action::Storage(_) | Action::Nfs(_) => Phase::Storage,
         }
@@ -115,10 +118,12 @@ pub(crate) struct Plan {
 pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
     let mut out = Plan::default();
     out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
+    let (netdev, links): (Vec<_>, Vec<_>) = net::plan(p, &now.net).into_iter().partition(|a| matches!(a, net::Action::Virt(_)));
+    out.actions.extend(netdev.into_iter().map(Action::Net));
     out.actions.extend(sysctl::plan(&sysctl::Scope::Global, sysctl::global::wanted(p), &now.sysctl).into_iter().map(Action::Sysctl));
     out.actions.extend(firewall::plan(p, &now.firewall).into_iter().map(|a| Action::Firewall(Box::new(a))));
     out.notes.extend(firewall::notes(p, &now.firewall));
-    out.actions.extend(net::plan(p, &now.net).into_iter().map(Action::Net));
+    out.actions.extend(links.into_iter().map(Action::Net));
     out.notes.extend(net::notes(p, &now.net));
     out.actions.extend(storage::plan(p, &now.storage).into_iter().map(Action::Storage));
     let (nfs_actions, nfs_notes) = share::plan(p, &now.nfs);

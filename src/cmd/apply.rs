@@ -7,17 +7,32 @@ use crate::apply::{self, Report};
 use crate::cli::Cli;
 use crate::config::Profile;
 use crate::exit::Status;
-use crate::plan;
+use crate::plan::{self, Phase};
 use crate::seam::Seams;
 
-/// Observe, plan and apply a loaded profile.
+/// Observe, plan and apply a loaded profile. When the plan creates or
+/// removes bridges and VLANs, those steps (and the watchdog's) are applied
+/// first, then the board is observed and planned again, so that the rest
+/// works on the new links' real indices and states.
 pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Report {
     let now = plan::observe(p, seams);
-    let plan = plan::plan(p, &now);
+    let mut plan = plan::plan(p, &now);
     for n in &plan.notes {
         let _ = writeln!(io.err, "nasboot: note: {n}");
     }
-    let report = apply::apply(&plan, seams);
+    let report = if plan.actions.iter().any(|a| a.phase() == Phase::Netdev) {
+        let rest = plan.actions.iter().position(|a| a.phase() > Phase::Netdev).unwrap_or(plan.actions.len());
+        plan.actions.truncate(rest);
+        let mut report = apply::apply(&plan, seams);
+        let now = plan::observe(p, seams);
+        let mut again = plan::plan(p, &now);
+        again.actions.retain(|a| a.phase() > Phase::Netdev);
+        apply::apply_more(&again, &mut report, seams);
+        plan.actions.extend(again.actions);
+        report
+    } else {
+        apply::apply(&plan, seams)
+    };
     for e in &report.errors {
         let _ = writeln!(io.err, "nasboot: {e}");
     }

@@ -52,3 +52,93 @@ fn strict_turns_warnings_into_errors() {
     assert!(err.contains("nfs.export[0].sync"), "{err}");
     assert_eq!(board.effects(), Vec::<String>::new());
 }
+
+#[test]
+fn every_bad_router_profile_exits_2_and_applies_nothing() {
+    for (name, tail, line, column, key, _) in crate::config::tests::BAD_ROUTER {
+        let text = if tail.starts_with("[board]") { tail.to_string() } else { format!("{}{tail}", crate::config::tests::ROUTER) };
+        for cmd in ["apply", "check", "plan"] {
+            let mut board = FakeBoard::new();
+            board.files.files.insert("/etc/nasboot.toml".into(), text.as_bytes().to_vec());
+            let (status, _, err) = run_on(&mut board, &[cmd]);
+            assert_eq!(status, Status::Usage, "{name} ({cmd})");
+            let want = format!("/etc/nasboot.toml:{line}:{column}: {key}: ");
+            assert!(err.contains(&want), "{name} ({cmd}): `{err}` lacks `{want}`");
+            assert_eq!(board.effects(), Vec::<String>::new(), "{name} ({cmd})");
+        }
+    }
+}
+
+/// A router on a fake board: a WAN VLAN on eth0, a LAN bridge over eth1
+/// and eth2, the firewall off (its rules are tested in firewall/).
+const ROUTER_LINKS: &str = "[board]\nname = \"r\"\n[firewall]\nprofile = \"off\"\n\
+    [[interface]]\nname = \"eth0.2\"\nkind = \"vlan\"\nlink = \"eth0\"\nid = 2\naddress = [\"198.51.100.2/24\"]\n\
+    [[interface]]\nname = \"br-lan\"\nkind = \"bridge\"\nports = [\"eth1\", \"eth2\"]\naddress = [\"192.168.1.1/24\"]\nmtu = 1500\n";
+
+fn router_board(profile: &str) -> FakeBoard {
+    let mut b = FakeBoard::new();
+    b.files.files.insert("/etc/nasboot.toml".into(), profile.as_bytes().to_vec());
+    for (i, n) in ["lo", "eth0", "eth1", "eth2"].iter().enumerate() {
+        b.netif.add(n, i as u32 + 1);
+    }
+    b
+}
+
+#[test]
+fn bridges_and_vlans_are_created_then_left_alone_and_removed_when_no_longer_named() {
+    let mut b = router_board(ROUTER_LINKS);
+    let (status, out, err) = run_on(&mut b, &["plan"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    for step in [
+        "netdev  br-lan: create bridge (stp off)",
+        "netdev  eth0.2: create vlan 2 on eth0",
+        "netdev  eth1: port of br-lan",
+        "netdev  eth1: set up (for br-lan)",
+        "netdev  eth0: set up (for eth0.2)",
+        "links  br-lan: add address 192.168.1.1/24",
+        "links  eth0.2: set up",
+    ] {
+        assert!(out.contains(step), "`{step}` not in:\n{out}");
+    }
+    assert_eq!(b.effects(), Vec::<String>::new(), "plan changes nothing");
+    let (status, _, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    let fx = b.effects();
+    let at = |s: &str| fx.iter().position(|e| e == s).unwrap_or_else(|| panic!("no `{s}` in {fx:?}"));
+    assert!(at("create br-lan") < at("create eth0.2") && at("create eth0.2") < at("enslave eth1 to br-lan"));
+    assert!(at("enslave eth2 to br-lan") < at("link br-lan up"));
+    let br = &b.netif.links["br-lan"];
+    assert_eq!((br.state.up, br.addrs.len(), br.alias.as_deref()), (true, 1, Some("nasboot")));
+    assert_eq!(b.netif.links["eth1"].master, Some(br.state.index));
+    assert!(b.netif.links["eth0"].state.up && b.netif.links["eth1"].state.up);
+    // Again: nothing to do.
+    let (_, out, _) = run_on(&mut b, &["plan"]);
+    assert!(out.contains("nothing to do"), "{out}");
+    // The bridge leaves the profile: removed, its ports released; the
+    // VLAN stays; eth1 and eth2, which nasboot did not create, stay.
+    let text = ROUTER_LINKS.split("[[interface]]\nname = \"br-lan\"").next().unwrap();
+    b.files.files.insert("/etc/nasboot.toml".into(), text.as_bytes().to_vec());
+    let (status, out, err) = run_on(&mut b, &["apply", "-v"]);
+    assert_eq!(status, Status::Ok, "{out}{err}");
+    assert!(!b.netif.links.contains_key("br-lan"));
+    assert_eq!(b.netif.links["eth1"].master, None);
+    assert!(b.netif.links.contains_key("eth0.2") && b.netif.links.contains_key("eth1"));
+}
+
+#[test]
+fn a_name_taken_by_a_link_nasboot_did_not_create_is_never_touched() {
+    let mut b = router_board(ROUTER_LINKS);
+    // An existing bridge of someone else's named like ours: reused as is
+    // (the same kind), but a veth named like our VLAN is not ours.
+    b.netif.add("eth0.2", 9).kind = Some(crate::seam::netif::Kind::Other("veth".try_into().unwrap()));
+    let (status, out, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Partial, "{out}{err}");
+    assert!(err.contains("eth0.2: exists as a veth link, which nasboot did not create; nothing was applied to it"), "{err}");
+    assert!(!b.effects().iter().any(|e| e.contains("eth0.2")), "{:?}", b.effects());
+    assert!(b.netif.links["br-lan"].state.up, "the rest is applied");
+    // A bridge nasboot did not create is never removed.
+    let mut b = router_board("[board]\nname = \"r\"\n[firewall]\nprofile = \"off\"\n");
+    b.netif.add("br0", 7).kind = Some(crate::seam::netif::Kind::Bridge { stp: false });
+    let (_, out, _) = run_on(&mut b, &["plan"]);
+    assert!(out.contains("nothing to do"), "{out}");
+}

@@ -180,11 +180,11 @@ fn load_limits_are_floats_or_integers_in_hundredths() {
 
 /// A router: a WAN NIC and a LAN bridge over two ports. The rows of
 /// `BAD_ROUTER` append to it.
-const ROUTER: &str = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"br-lan\"\nkind = \"bridge\"\nports = [\"eth1\", \"eth2\"]\nrole = \"lan\"\naddress = [\"192.168.1.1/24\"]\n";
+pub(crate) const ROUTER: &str = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"br-lan\"\nkind = \"bridge\"\nports = [\"eth1\", \"eth2\"]\nrole = \"lan\"\naddress = [\"192.168.1.1/24\"]\n";
 
 /// (name, text after `ROUTER` or a whole profile when it starts with
 /// `[board]`, line, column, key, part of the message)
-const BAD_ROUTER: &[(&str, &str, usize, usize, &str, &str)] = &[
+pub(crate) const BAD_ROUTER: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("bridge port that is a bridge", "[[interface]]\nname = \"br1\"\nkind = \"bridge\"\nports = [\"br-lan\"]\nrole = \"lan\"\n", 15, 10, "interface[2].ports[0]", "a bridge cannot be a port"),
     ("bridge port named twice", "[[interface]]\nname = \"br1\"\nkind = \"bridge\"\nports = [\"eth2\"]\nrole = \"lan\"\n", 15, 10, "interface[2].ports[0]", "already a port of `br-lan`"),
     ("bridge port twice in one bridge", "[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n[[interface]]\nname = \"br0\"\nkind = \"bridge\"\nports = [\"eth1\", \"eth1\"]\n", 8, 18, "interface[0].ports[1]", "already a port of `br0`"),

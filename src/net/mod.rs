@@ -28,6 +28,7 @@ pub(crate) mod dhcp;
 pub(crate) mod ethtool;
 pub(crate) mod link;
 pub(crate) mod tuning;
+pub(crate) mod virt;
 
 #[cfg(test)]
 mod tests;
@@ -80,6 +81,8 @@ pub(crate) enum Action {
     Carrier(carrier::Action),
     Addr(addr::Action),
     Dhcp(dhcp::Action),
+    /// Bridges and VLANs: created, removed, ports (before the firewall).
+    Virt(virt::Action),
 }
 
 impl fmt::Display for Action {
@@ -92,6 +95,7 @@ impl fmt::Display for Action {
             Action::Carrier(a) => a.fmt(f),
             Action::Addr(a) => a.fmt(f),
             Action::Dhcp(a) => a.fmt(f),
+            Action::Virt(a) => a.fmt(f),
         }
     }
 }
@@ -116,11 +120,13 @@ pub(crate) struct Observed {
     pub links: Vec<(IfName, Option<LinkState>)>,
     pub ifaces: Vec<IfObserved>,
     pub routes: Result<Vec<RouteEntry>, Errno>,
+    /// Every link's kind, master and alias (bridges and VLANs).
+    pub virt: virt::Observed,
 }
 
 impl Default for Observed {
     fn default() -> Self {
-        Observed { links: Vec::new(), ifaces: Vec::new(), routes: Ok(Vec::new()) }
+        Observed { links: Vec::new(), ifaces: Vec::new(), routes: Ok(Vec::new()), virt: virt::Observed::default() }
     }
 }
 
@@ -153,6 +159,7 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         out.links.push((name, link));
         out.ifaces.push(o);
     }
+    out.virt = virt::observe(seams);
     let wants_routes = p.interface.iter().any(|i| !i.route.is_empty() || i.gateway.is_some() || i.gateway6.is_some());
     if wants_routes {
         out.routes = seams.netif.routes().map_err(|e| Errno::of(&e));
@@ -163,11 +170,36 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
 /// The plan's actions and the notes for a human (knobs the driver lacks,
 /// clamped ring sizes).
 fn plan_all(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
-    let mut out = Vec::new();
+    let (virt, created) = virt::plan(p, &now.virt);
+    let mut out: Vec<Action> = virt.into_iter().map(Action::Virt).collect();
     let mut notes = Vec::new();
+    if let Err(e) = &now.virt.links {
+        if p.interface.iter().any(|i| i.kind != crate::config::net::LinkKind::Nic) {
+            notes.push(format!("cannot list the links (RTM_GETLINK: {e}), so no bridge or VLAN is created or removed"));
+        }
+    }
+    // A link about to be created: planned as it will be, down, with no
+    // addresses (apply observes again once it exists).
+    let new_link = LinkState { mtu: 1500, txqueuelen: 1000, hwtype: crate::seam::netif::ARPHRD_ETHER, ..LinkState::default() };
     for iface in &p.interface {
         let name = iface.name.get_ref();
+        let foreign = out.iter().any(|a| matches!(a, Action::Virt(virt::Action::Foreign { name: n, .. }) if n == name));
+        if foreign {
+            continue;
+        }
         let o = now.ifaces.iter().find(|o| &o.name == name);
+        if created.contains(name) {
+            let fresh = IfObserved {
+                name: name.clone(),
+                link: Some(new_link.clone()),
+                addrs: Ok(Vec::new()),
+                sysctl: crate::sysctl::Observed::default(),
+                ethtool: tuning::Observed::default(),
+                dhcp: dhcp::Observed::default(),
+            };
+            plan_iface(iface, &fresh, &new_link, &now.routes, &mut out, &mut notes);
+            continue;
+        }
         let Some((o, state)) = o.and_then(|o| o.link.as_ref().map(|l| (o, l))) else {
             out.push(Action::Missing { name: name.clone() });
             continue;
@@ -227,6 +259,7 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> 
         Action::Carrier(a) => carrier::apply(a, seams),
         Action::Addr(a) => addr::apply(a, seams),
         Action::Dhcp(a) => dhcp::apply(a, seams),
+        Action::Virt(a) => virt::apply(a, seams),
     }
 }
 

@@ -4,7 +4,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::netif::{EthtoolSet, Features, LinkModes, LinkState, Netif, RouteEntry};
+use super::netif::{EthtoolSet, Features, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry};
 use super::real::{files::RealFiles, netif::RealNetif, runner::RealRunner, sysctl::RealSysctl, Root};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Sysctl};
@@ -143,6 +143,31 @@ impl Netif for DryRunNetif {
     fn replace_route(&mut self, r: &RouteEntry) -> io::Result<()> {
         let via = r.via.map(|v| format!(" via {v}")).unwrap_or_default();
         say(format_args!("replace route {}{via} dev #{} metric {}", r.dst, r.oif, r.metric));
+        Ok(())
+    }
+    fn link_infos(&mut self) -> io::Result<Vec<LinkInfo>> {
+        self.real.link_infos()
+    }
+    fn create_link(&mut self, link: &NewLink) -> io::Result<()> {
+        match link {
+            NewLink::Bridge { name, stp } => say(format_args!("create bridge {name} (stp {})", if *stp { "on" } else { "off" })),
+            NewLink::Vlan { name, link, id } => say(format_args!("create vlan {name} id {id} on interface #{link}")),
+        }
+        Ok(())
+    }
+    fn set_master(&mut self, index: u32, master: u32) -> io::Result<()> {
+        match master {
+            0 => say(format_args!("release interface #{index} from its bridge")),
+            m => say(format_args!("make interface #{index} a port of bridge #{m}")),
+        }
+        Ok(())
+    }
+    fn set_bridge_stp(&mut self, index: u32, on: bool) -> io::Result<()> {
+        say(format_args!("set stp {} on bridge #{index}", if on { "on" } else { "off" }));
+        Ok(())
+    }
+    fn delete_link(&mut self, index: u32) -> io::Result<()> {
+        say(format_args!("delete interface #{index}"));
         Ok(())
     }
     fn ethtool_rings(&mut self, name: &IfName) -> io::Result<RingParam> {

@@ -8,7 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::netif::{EthtoolSet, Features, LinkModes, LinkState, Netif, RouteEntry, ARPHRD_ETHER};
+use super::netif::{EthtoolSet, Features, Kind, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry, ARPHRD_ETHER, OURS};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Seams, Sysctl};
 use crate::config::types::{IfName, IpNet};
@@ -205,6 +205,10 @@ pub(crate) struct FakeLink {
     pub max_mtu: u32,
     /// No cable: the link never gets carrier.
     pub no_carrier: bool,
+    /// rtnetlink's view: kind, master (bridge index) and alias.
+    pub kind: Option<Kind>,
+    pub master: Option<u32>,
+    pub alias: Option<String>,
 }
 
 #[derive(Default)]
@@ -242,13 +246,123 @@ impl FakeNetif {
     fn note(&self, s: String) {
         self.journal.borrow_mut().push(s);
     }
+
+    fn entry_at(&mut self, index: u32) -> io::Result<(&String, &mut FakeLink)> {
+        self.links.iter_mut().find(|(_, l)| l.state.index == index).ok_or_else(|| io::Error::from_raw_os_error(nix::libc::ENODEV))
+    }
+
+    fn name_of(&self, index: u32) -> String {
+        self.links.iter().find(|(_, l)| l.state.index == index).map_or_else(|| format!("#{index}"), |(n, _)| n.clone())
+    }
 }
 
 fn nosup() -> io::Error {
     io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP)
 }
 
+/// The rtnetlink link operations, with the kernel's answers as observed
+/// on 6.1 and 6.18: EEXIST for a name (or a VLAN id on its lower device)
+/// taken, ENODEV for an index that is gone, ELOOP for a bridge made a
+/// port of a bridge, EOPNOTSUPP for a master that is no bridge and for
+/// deleting a NIC; deleting a bridge releases its ports and removes the
+/// VLANs on it. Not modelled: carrier and forwarding through a bridge,
+/// STP states, the bridge's MAC following its ports.
+impl FakeNetif {
+    fn fake_infos(&self) -> Vec<LinkInfo> {
+        self.links
+            .iter()
+            .map(|(name, l)| LinkInfo {
+                index: l.state.index,
+                name: name.parse().expect("fake link names are valid"),
+                kind: l.kind.clone().unwrap_or(Kind::Device),
+                up: l.state.up,
+                master: l.master,
+                alias: l.alias.clone(),
+            })
+            .collect()
+    }
+
+    fn fake_create(&mut self, link: &NewLink) -> io::Result<()> {
+        let (name, kind, mtu) = match link {
+            NewLink::Bridge { name, stp } => (name, Kind::Bridge { stp: *stp }, 1500),
+            NewLink::Vlan { name, link, id } => {
+                let lower =
+                    self.links.values().find(|l| l.state.index == *link).ok_or_else(|| io::Error::from_raw_os_error(nix::libc::ENODEV))?;
+                let mtu = lower.state.mtu;
+                if self.links.values().any(|l| l.kind == Some(Kind::Vlan { link: *link, id: *id })) {
+                    return Err(io::Error::from_raw_os_error(nix::libc::EEXIST));
+                }
+                (name, Kind::Vlan { link: *link, id: *id }, mtu)
+            }
+        };
+        if self.links.contains_key(name.as_str()) {
+            return Err(io::Error::from_raw_os_error(nix::libc::EEXIST));
+        }
+        let index = self.links.values().map(|l| l.state.index).max().unwrap_or(0) + 1;
+        let l = self.add(name.as_str(), index);
+        l.state.mtu = mtu;
+        l.kind = Some(kind);
+        l.alias = Some(OURS.to_string());
+        self.note(format!("create {name}"));
+        Ok(())
+    }
+
+    fn fake_set_master(&mut self, index: u32, master: u32) -> io::Result<()> {
+        if master != 0 {
+            let (_, m) = self.entry_at(master)?;
+            if !matches!(m.kind, Some(Kind::Bridge { .. })) {
+                return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
+            }
+        }
+        let (_, l) = self.entry_at(index)?;
+        if master != 0 && matches!(l.kind, Some(Kind::Bridge { .. })) {
+            return Err(io::Error::from_raw_os_error(nix::libc::ELOOP));
+        }
+        l.master = (master != 0).then_some(master);
+        let (port, bridge) = (self.name_of(index), self.name_of(master));
+        self.note(if master == 0 { format!("release {port}") } else { format!("enslave {port} to {bridge}") });
+        Ok(())
+    }
+
+    fn fake_delete(&mut self, index: u32) -> io::Result<()> {
+        let (name, l) = self.entry_at(index)?;
+        if l.kind.is_none() || l.kind == Some(Kind::Device) {
+            return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
+        }
+        let name = name.clone();
+        self.links.remove(&name);
+        self.links.retain(|_, l| !matches!(l.kind, Some(Kind::Vlan { link, .. }) if link == index));
+        for l in self.links.values_mut().filter(|l| l.master == Some(index)) {
+            l.master = None;
+        }
+        self.note(format!("delete {name}"));
+        Ok(())
+    }
+}
+
 impl Netif for FakeNetif {
+    fn link_infos(&mut self) -> io::Result<Vec<LinkInfo>> {
+        Ok(self.fake_infos())
+    }
+    fn create_link(&mut self, link: &NewLink) -> io::Result<()> {
+        self.fake_create(link)
+    }
+    fn set_master(&mut self, index: u32, master: u32) -> io::Result<()> {
+        self.fake_set_master(index, master)
+    }
+    fn set_bridge_stp(&mut self, index: u32, on: bool) -> io::Result<()> {
+        let (name, l) = self.entry_at(index)?;
+        let Some(Kind::Bridge { stp }) = &mut l.kind else {
+            return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
+        };
+        *stp = on;
+        let name = name.clone();
+        self.note(format!("stp {name} {}", if on { "on" } else { "off" }));
+        Ok(())
+    }
+    fn delete_link(&mut self, index: u32) -> io::Result<()> {
+        self.fake_delete(index)
+    }
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
         Ok(self.links.get(name.as_str()).map(|l| l.state.clone()))
     }

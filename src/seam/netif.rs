@@ -52,6 +52,49 @@ pub struct RouteEntry {
     pub metric: u32,
 }
 
+/// What kind of link rtnetlink says an interface is (IFLA_INFO_KIND).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// No IFLA_LINKINFO: a NIC (or anything without an rtnl_link_ops).
+    Device,
+    Bridge {
+        stp: bool,
+    },
+    /// An 802.1Q VLAN on interface `link` (IFLA_LINK).
+    Vlan {
+        link: u32,
+        id: u16,
+    },
+    /// Another kind: "veth", "dummy", "bond"...
+    Other(heapless::String<16>),
+}
+
+/// One interface from an RTM_GETLINK dump.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkInfo {
+    pub index: u32,
+    pub name: IfName,
+    pub kind: Kind,
+    /// IFF_UP (ifi_flags).
+    pub up: bool,
+    /// The bridge (or bond) it is a port of (IFLA_MASTER).
+    pub master: Option<u32>,
+    /// IFLA_IFALIAS; nasboot marks the links it creates with [`OURS`].
+    pub alias: Option<String>,
+}
+
+/// The alias nasboot gives the bridges and VLANs it creates, so that it
+/// removes only its own.
+pub(crate) const OURS: &str = "nasboot";
+
+/// A link to create (RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL), down,
+/// marked with the alias [`OURS`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NewLink {
+    Bridge { name: IfName, stp: bool },
+    Vlan { name: IfName, link: u32, id: u16 },
+}
+
 /// Interface operations.
 pub trait Netif {
     /// The link's state; `Ok(None)` when there is no such interface.
@@ -95,6 +138,16 @@ pub trait Netif {
     fn ethtool_offload(&mut self, name: &IfName, get: u32) -> io::Result<bool>;
     /// One change.
     fn ethtool_set(&mut self, name: &IfName, change: &EthtoolSet) -> io::Result<()>;
+    /// Every interface, with its kind, master and alias (RTM_GETLINK dump).
+    fn link_infos(&mut self) -> io::Result<Vec<LinkInfo>>;
+    /// Create a bridge or VLAN, down, with the alias [`OURS`].
+    fn create_link(&mut self, link: &NewLink) -> io::Result<()>;
+    /// Make `index` a port of bridge `master`; 0 releases it (IFLA_MASTER).
+    fn set_master(&mut self, index: u32, master: u32) -> io::Result<()>;
+    /// A bridge's spanning tree (IFLA_BR_STP_STATE).
+    fn set_bridge_stp(&mut self, index: u32, on: bool) -> io::Result<()>;
+    /// Remove a link (RTM_DELLINK).
+    fn delete_link(&mut self, index: u32) -> io::Result<()>;
 }
 
 /// ETHTOOL_GLINKSETTINGS's answer: the header and the link-mode bitmaps

@@ -5,8 +5,10 @@
 //! imports nothing of nasboot.
 //!
 //! - [`ethtool`]: SIOCETHTOOL's command structures (include/uapi/linux/ethtool.h);
+//! - [`rtnl`]: rtnetlink's link messages (ifinfomsg, IFLA_* attributes);
 //! - [`watchdog`]: the watchdog API (include/uapi/linux/watchdog.h) and the
 //!   `_IOC` encoding per architecture.
 
 pub(crate) mod ethtool;
+pub(crate) mod rtnl;
 pub(crate) mod watchdog;

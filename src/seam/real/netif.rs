@@ -20,7 +20,7 @@ use nix::sys::socket::{socket, AddressFamily, SockFlag, SockType};
 
 use super::netlink::Rtnl;
 use crate::config::types::{IfName, IpNet};
-use crate::seam::netif::{EthtoolSet, Features, LinkModes, LinkState, Netif, RouteEntry, ARPHRD_ETHER};
+use crate::seam::netif::{EthtoolSet, Features, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry, ARPHRD_ETHER};
 use crate::sys::ethtool::{cmd, Coalesce, LegacyCmd, PauseParam, RingParam, SIOCETHTOOL};
 
 /// The kernel's interfaces, through one datagram socket and one
@@ -202,6 +202,26 @@ impl Netif for RealNetif {
 
     fn replace_route(&mut self, route: &RouteEntry) -> io::Result<()> {
         self.rtnl()?.replace_route(route)
+    }
+
+    fn link_infos(&mut self) -> io::Result<Vec<LinkInfo>> {
+        self.rtnl()?.link_infos()
+    }
+
+    fn create_link(&mut self, link: &NewLink) -> io::Result<()> {
+        self.rtnl()?.create_link(link)
+    }
+
+    fn set_master(&mut self, index: u32, master: u32) -> io::Result<()> {
+        self.rtnl()?.set_master(index, master)
+    }
+
+    fn set_bridge_stp(&mut self, index: u32, on: bool) -> io::Result<()> {
+        self.rtnl()?.set_bridge_stp(index, on)
+    }
+
+    fn delete_link(&mut self, index: u32) -> io::Result<()> {
+        self.rtnl()?.delete_link(index)
     }
 
     fn ethtool_rings(&mut self, name: &IfName) -> io::Result<RingParam> {

@@ -17,8 +17,11 @@ use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteHeader, Rou
 use netlink_packet_route::AddressFamily;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
-use crate::config::types::IpNet;
-use crate::seam::netif::RouteEntry;
+use crate::config::types::{IfName, IpNet};
+use crate::seam::netif::{Kind, LinkInfo, NewLink, RouteEntry, OURS};
+use crate::sys::rtnl::{
+    self, IFLA_BR_STP_STATE, IFLA_IFALIAS, IFLA_IFNAME, IFLA_INFO_DATA, IFLA_INFO_KIND, IFLA_LINK, IFLA_LINKINFO, IFLA_MASTER, IFLA_VLAN_ID,
+};
 
 // Message types (include/uapi/linux/netlink.h, rtnetlink.h). Only the
 // address and route messages are parsed, each with its own parser: going
@@ -33,6 +36,19 @@ const RTM_NEWROUTE: u16 = 24;
 const RTM_GETROUTE: u16 = 26;
 /// sizeof(struct nlmsghdr).
 const NLMSG_HDRLEN: usize = 16;
+
+/// A message built by hand (`crate::sys::rtnl`): an ifinfomsg and its
+/// attributes.
+struct Raw(Vec<u8>);
+
+impl Emitable for Raw {
+    fn buffer_len(&self) -> usize {
+        self.0.len()
+    }
+    fn emit(&self, buffer: &mut [u8]) {
+        buffer[..self.0.len()].copy_from_slice(&self.0);
+    }
+}
 
 /// A bound rtnetlink socket.
 pub(crate) struct Rtnl {
@@ -192,6 +208,130 @@ impl Rtnl {
             m.attributes.push(RouteAttribute::Priority(r.metric));
         }
         self.request(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, &m)
+    }
+}
+
+impl Rtnl {
+    /// RTM_GETLINK dump: every interface's name, kind, master and alias.
+    pub(crate) fn link_infos(&mut self) -> io::Result<Vec<LinkInfo>> {
+        let mut req = Vec::with_capacity(rtnl::IFINFOMSG_LEN);
+        rtnl::ifinfomsg(&mut req, 0);
+        let mut out = Vec::new();
+        self.dump(rtnl::RTM_GETLINK, &Raw(req), |kind, payload| {
+            if kind != rtnl::RTM_NEWLINK {
+                return;
+            }
+            match link_info(payload) {
+                Some(l) => out.push(l),
+                None => log::debug!("rtnetlink: skipped a link without a usable name"),
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// RTM_NEWLINK with NLM_F_CREATE | NLM_F_EXCL, then the alias (the
+    /// kernel sets IFLA_IFALIAS on existing links only).
+    pub(crate) fn create_link(&mut self, link: &NewLink) -> io::Result<()> {
+        let mut m = Vec::with_capacity(96);
+        rtnl::ifinfomsg(&mut m, 0);
+        let name = match link {
+            NewLink::Bridge { name, .. } | NewLink::Vlan { name, .. } => name,
+        };
+        rtnl::attr_str(&mut m, IFLA_IFNAME, name.as_str());
+        if let NewLink::Vlan { link, .. } = link {
+            rtnl::attr(&mut m, IFLA_LINK, &link.to_ne_bytes());
+        }
+        let info = rtnl::begin_nest(&mut m, IFLA_LINKINFO);
+        match link {
+            NewLink::Bridge { stp, .. } => {
+                rtnl::attr_str(&mut m, IFLA_INFO_KIND, "bridge");
+                let data = rtnl::begin_nest(&mut m, IFLA_INFO_DATA);
+                rtnl::attr(&mut m, IFLA_BR_STP_STATE, &u32::from(*stp).to_ne_bytes());
+                rtnl::end_nest(&mut m, data);
+            }
+            NewLink::Vlan { id, .. } => {
+                rtnl::attr_str(&mut m, IFLA_INFO_KIND, "vlan");
+                let data = rtnl::begin_nest(&mut m, IFLA_INFO_DATA);
+                rtnl::attr(&mut m, IFLA_VLAN_ID, &id.to_ne_bytes());
+                rtnl::end_nest(&mut m, data);
+            }
+        }
+        rtnl::end_nest(&mut m, info);
+        self.request(rtnl::RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &Raw(m))?;
+        let mut m = Vec::with_capacity(48);
+        rtnl::ifinfomsg(&mut m, 0);
+        rtnl::attr_str(&mut m, IFLA_IFNAME, name.as_str());
+        rtnl::attr_str(&mut m, IFLA_IFALIAS, OURS);
+        self.request(rtnl::RTM_NEWLINK, 0, &Raw(m))
+    }
+
+    /// RTM_NEWLINK on `index` with IFLA_MASTER.
+    pub(crate) fn set_master(&mut self, index: u32, master: u32) -> io::Result<()> {
+        let mut m = Vec::with_capacity(24);
+        rtnl::ifinfomsg(&mut m, index);
+        rtnl::attr(&mut m, IFLA_MASTER, &master.to_ne_bytes());
+        self.request(rtnl::RTM_NEWLINK, 0, &Raw(m))
+    }
+
+    /// RTM_NEWLINK on bridge `index` with IFLA_BR_STP_STATE.
+    pub(crate) fn set_bridge_stp(&mut self, index: u32, on: bool) -> io::Result<()> {
+        let mut m = Vec::with_capacity(48);
+        rtnl::ifinfomsg(&mut m, index);
+        let info = rtnl::begin_nest(&mut m, IFLA_LINKINFO);
+        rtnl::attr_str(&mut m, IFLA_INFO_KIND, "bridge");
+        let data = rtnl::begin_nest(&mut m, IFLA_INFO_DATA);
+        rtnl::attr(&mut m, IFLA_BR_STP_STATE, &u32::from(on).to_ne_bytes());
+        rtnl::end_nest(&mut m, data);
+        rtnl::end_nest(&mut m, info);
+        self.request(rtnl::RTM_NEWLINK, 0, &Raw(m))
+    }
+
+    /// RTM_DELLINK.
+    pub(crate) fn delete_link(&mut self, index: u32) -> io::Result<()> {
+        let mut m = Vec::with_capacity(rtnl::IFINFOMSG_LEN);
+        rtnl::ifinfomsg(&mut m, index);
+        self.request(rtnl::RTM_DELLINK, 0, &Raw(m))
+    }
+}
+
+/// One RTM_NEWLINK payload as a [`LinkInfo`].
+fn link_info(payload: &[u8]) -> Option<LinkInfo> {
+    let index = rtnl::ifinfomsg_index(payload)?;
+    let (mut name, mut link, mut master, mut alias) = (None, 0, None, None);
+    let mut kind = Kind::Device;
+    for (k, v) in rtnl::attrs(payload.get(rtnl::IFINFOMSG_LEN..)?) {
+        match k {
+            IFLA_IFNAME => name = rtnl::str_value(v).parse::<IfName>().ok(),
+            IFLA_LINK => link = rtnl::u32_value(v).unwrap_or(0),
+            IFLA_MASTER => master = rtnl::u32_value(v).filter(|m| *m != 0),
+            IFLA_IFALIAS => alias = Some(rtnl::str_value(v).to_string()),
+            IFLA_LINKINFO => kind = link_kind(v),
+            _ => {}
+        }
+    }
+    if let Kind::Vlan { link: l, .. } = &mut kind {
+        *l = link;
+    }
+    let up = rtnl::ifinfomsg_flags(payload).is_some_and(|f| f & rtnl::IFF_UP != 0);
+    Some(LinkInfo { index, name: name?, kind, up, master, alias })
+}
+
+fn link_kind(info: &[u8]) -> Kind {
+    let mut kind = "";
+    let mut data: &[u8] = &[];
+    for (k, v) in rtnl::attrs(info) {
+        match k {
+            IFLA_INFO_KIND => kind = rtnl::str_value(v),
+            IFLA_INFO_DATA => data = v,
+            _ => {}
+        }
+    }
+    let find = |want: u16| rtnl::attrs(data).find(|(k, _)| *k == want).map(|(_, v)| v);
+    match kind {
+        "bridge" => Kind::Bridge { stp: find(IFLA_BR_STP_STATE).and_then(rtnl::u32_value).is_some_and(|s| s != 0) },
+        "vlan" => Kind::Vlan { link: 0, id: find(IFLA_VLAN_ID).and_then(rtnl::u16_value).unwrap_or(0) },
+        "" => Kind::Device,
+        other => Kind::Other(heapless::String::try_from(other.get(..other.len().min(16)).unwrap_or("?")).unwrap_or_default()),
     }
 }
 
