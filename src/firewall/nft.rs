@@ -156,11 +156,16 @@ pub(crate) fn render(m: &Model, out: &mut String) -> fmt::Result {
             base_chain(out, "raw_prerouting", "prerouting", -300, "accept")?;
             if m.reflection {
                 // A LAN client's connection to a forwarded port at the WAN
-                // address is for the box: it must be tracked to be NATed.
+                // address, and the target's replies to the box's LAN
+                // address (masqueraded), are for the box: they must be
+                // tracked to be NATed.
                 for d in &m.dnat {
                     out.push_str("\t\tiifname ");
                     iface_set(out, &m.lan_ifaces)?;
                     writeln!(out, " {} dport {} accept", d.proto, d.wan_port)?;
+                    out.push_str("\t\tiifname ");
+                    iface_set(out, &m.lan_ifaces)?;
+                    writeln!(out, " ip saddr {} {} sport {} accept", d.to.addr, d.proto, d.to.port)?;
                 }
             }
             out.push_str("\t\tiifname ");

@@ -122,11 +122,14 @@ pub(crate) struct Observed {
     pub routes: Result<Vec<RouteEntry>, Errno>,
     /// Every link's kind, master and alias (bridges and VLANs).
     pub virt: virt::Observed,
+    /// Observed after the netdev steps ran (`cmd::apply`'s second pass):
+    /// a bridge or VLAN still missing is missing, not about to be created.
+    pub after_netdev: bool,
 }
 
 impl Default for Observed {
     fn default() -> Self {
-        Observed { links: Vec::new(), ifaces: Vec::new(), routes: Ok(Vec::new()), virt: virt::Observed::default() }
+        Observed { links: Vec::new(), ifaces: Vec::new(), routes: Ok(Vec::new()), virt: virt::Observed::default(), after_netdev: false }
     }
 }
 
@@ -188,7 +191,7 @@ fn plan_all(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
             continue;
         }
         let o = now.ifaces.iter().find(|o| &o.name == name);
-        if created.contains(name) {
+        if created.contains(name) && !now.after_netdev {
             let fresh = IfObserved {
                 name: name.clone(),
                 link: Some(new_link.clone()),
