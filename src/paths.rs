@@ -26,8 +26,8 @@ pub(crate) const PROC_NET_TCP: &str = "/proc/net/tcp";
 pub(crate) const PROC_NET_TCP6: &str = "/proc/net/tcp6";
 pub(crate) const PROC_NET_UDP: &str = "/proc/net/udp";
 pub(crate) const PROC_NET_UDP6: &str = "/proc/net/udp6";
-/// The flowtable's `flow add` expression, when loaded or built in.
-pub(crate) const SYS_MODULE_FLOW_OFFLOAD: &str = "/sys/module/nft_flow_offload";
+/// Loaded (and some built-in) kernel modules, one directory each.
+pub(crate) const SYS_MODULE: &str = "/sys/module";
 /// Kernel modules, one directory per release.
 pub(crate) const LIB_MODULES: &str = "/lib/modules";
 /// The connection tracking table (`status` counts offloaded flows).

@@ -236,7 +236,13 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
                 for i in &m.lan_ifaces {
                     for d in &m.dnat {
                         writeln!(out, "-A PREROUTING -i {i} -p {p} -m {p} --dport {} -j ACCEPT", d.wan_port, p = d.proto)?;
-                        writeln!(out, "-A PREROUTING -i {i} -s {}/32 -p {p} -m {p} --sport {} -j ACCEPT", d.to.addr, d.to.port, p = d.proto)?;
+                        writeln!(
+                            out,
+                            "-A PREROUTING -i {i} -s {}/32 -p {p} -m {p} --sport {} -j ACCEPT",
+                            d.to.addr,
+                            d.to.port,
+                            p = d.proto
+                        )?;
                     }
                 }
             }

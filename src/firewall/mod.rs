@@ -252,6 +252,8 @@ pub(crate) struct Observed {
     /// built in or installed as a module); None when it cannot be told.
     /// Read only for `forward` with `flow_offload = "auto"`.
     pub flowtable: Option<bool>,
+    /// Whether the kernel has NAT (`nf_nat`); read only with `forward`.
+    pub nat: Option<bool>,
     /// The forwarding sysctls, read only with `forward`.
     pub forwarding: crate::sysctl::Observed,
 }
@@ -311,10 +313,12 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         .flatten();
     let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
     let router = fw.forward && fw.profile != FwProfile::Off;
-    let flowtable =
-        (router && fw.flow_offload == FlowOffload::Auto && backend == Backend::Nftables).then(|| flowtable_offered(seams)).flatten();
+    let flowtable = (router && fw.flow_offload == FlowOffload::Auto && backend == Backend::Nftables)
+        .then(|| kernel_has(seams, "nft_flow_offload"))
+        .flatten();
+    let nat = router.then(|| kernel_has(seams, "nf_nat")).flatten();
     let forwarding = if router { crate::sysctl::observe(&forwarding_wanted(ipv6), seams) } else { crate::sysctl::Observed::default() };
-    Observed { offer, ipv6, left4, left6, ours_loaded, links, flowtable, forwarding }
+    Observed { offer, ipv6, left4, left6, ours_loaded, links, flowtable, nat, forwarding }
 }
 
 /// The sysctls that make a router: IPv4 forwarding, and IPv6 when the
@@ -332,14 +336,14 @@ pub(crate) const FORWARD_V4: &str = "net.ipv4.ip_forward";
 /// address from router advertisements needs `accept_ra = 2`.
 pub(crate) const FORWARD_V6: &str = "net.ipv6.conf.all.forwarding";
 
-/// Whether the running kernel offers the flowtable's `flow add`
-/// (nft_flow_offload): loaded or built in with a /sys/module entry, built
-/// in per modules.builtin, or a module file where Debian (kernel/net/
+/// Whether the running kernel has netfilter module `name` (in
+/// net/netfilter/): loaded, or built in with a /sys/module entry; built in
+/// per modules.builtin; or a module file where Debian (kernel/net/
 /// netfilter/) or OpenWrt (flat) installs it. None when there is no
 /// /lib/modules directory for this kernel to ask.
-fn flowtable_offered(seams: &mut Seams<'_>) -> Option<bool> {
+fn kernel_has(seams: &mut Seams<'_>, name: &str) -> Option<bool> {
     use std::path::Path;
-    if seams.files.exists(Path::new(paths::SYS_MODULE_FLOW_OFFLOAD)) {
+    if seams.files.exists(Path::new(&format!("{}/{name}", paths::SYS_MODULE))) {
         return Some(true);
     }
     let release = seams.sysctl.get("kernel.osrelease").ok()?;
@@ -348,11 +352,12 @@ fn flowtable_offered(seams: &mut Seams<'_>) -> Option<bool> {
         return None;
     }
     let builtin = seams.files.read(Path::new(&format!("{dir}/modules.builtin"))).unwrap_or_default();
-    if String::from_utf8_lossy(&builtin).lines().any(|l| l.ends_with("/nft_flow_offload.ko")) {
+    let ko = format!("/{name}.ko");
+    if String::from_utf8_lossy(&builtin).lines().any(|l| l.ends_with(&ko)) {
         return Some(true);
     }
-    let files = ["kernel/net/netfilter/nft_flow_offload.ko", "nft_flow_offload.ko"];
-    let found = files.iter().any(|f| ["", ".xz", ".zst", ".gz"].iter().any(|z| seams.files.exists(Path::new(&format!("{dir}/{f}{z}")))));
+    let files = [format!("{dir}/kernel/net/netfilter{ko}"), format!("{dir}{ko}")];
+    let found = files.iter().any(|f| ["", ".xz", ".zst", ".gz"].iter().any(|z| seams.files.exists(Path::new(&format!("{f}{z}")))));
     Some(found)
 }
 
@@ -430,7 +435,13 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
 pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
     let fw = &p.firewall;
     let mut out = Vec::new();
-    if !(fw.forward && fw.profile != FwProfile::Off && fw.flow_offload == FlowOffload::Auto) {
+    if !(fw.forward && fw.profile != FwProfile::Off) {
+        return out;
+    }
+    if now.nat == Some(false) {
+        out.push("forward = true: this kernel has no NAT (nf_nat), so the rule set will be refused and the LAN-only fallback loaded, which forwards nothing".to_string());
+    }
+    if fw.flow_offload == FlowOffload::Off {
         return out;
     }
     if backend_for(p, now) == Backend::Iptables {

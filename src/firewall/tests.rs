@@ -600,6 +600,7 @@ fn router_board(flow_offload: bool) -> FakeBoard {
     if flow_offload {
         b.files.files.insert(format!("{dir}/kernel/net/netfilter/nft_flow_offload.ko").into(), Vec::new());
     }
+    b.files.files.insert("/sys/module/nf_nat".into(), Vec::new());
     b.sysctl.values.insert("net.ipv4.ip_forward".into(), "0".into());
     b.sysctl.values.insert("net.ipv6.conf.all.forwarding".into(), "0".into());
     b
@@ -677,6 +678,24 @@ fn a_kernel_that_cannot_be_asked_tries_the_flowtable_with_plain_forwarding_ready
     b.runner.answers.push_back(fail("/dev/stdin:6:12-13: Error: Could not process rule: No such file or directory\n"));
     super::apply(&a, &mut b.seams()).unwrap();
     assert_eq!(b.runner.stdins.last().unwrap(), plain.text.as_bytes());
+}
+
+#[test]
+fn a_kernel_without_nat_is_named_in_the_plan() {
+    let mut b = router_board(true);
+    b.files.files.remove(std::path::Path::new("/sys/module/nf_nat"));
+    let p = profile(ROUTER);
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.nat, Some(false));
+    assert!(notes(&p, &now).iter().any(|n| n.contains("no NAT (nf_nat)")), "{:?}", notes(&p, &now));
+    // nft refuses the nat table: the fallback, which forwards nothing.
+    let a = plan(&p, &now).remove(0);
+    b.runner.answers.push_back(fail("/dev/stdin:50:3-12: Error: Could not process rule: No such file or directory\n"));
+    let e = super::apply(&a, &mut b.seams()).unwrap_err().to_string();
+    assert!(e.contains("loaded the fallback rule set instead"), "{e}");
+    let fallback = String::from_utf8_lossy(b.runner.stdins.last().unwrap()).to_string();
+    assert!(fallback.contains("chain forward {\n\t\ttype filter hook forward priority 0; policy drop;\n\t}"), "{fallback}");
+    assert_eq!(b.sysctl.values["net.ipv4.ip_forward"], "0");
 }
 
 #[test]
