@@ -20,7 +20,9 @@ pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &
     for n in &plan.notes {
         let _ = writeln!(io.err, "nasboot: note: {n}");
     }
-    let report = if plan.actions.iter().any(|a| a.phase() == Phase::Netdev) {
+    // A dry run creates nothing, so it goes through the first plan, whose
+    // new links are planned as they will be (index 0: not created yet).
+    let report = if !cli.dry_run && plan.actions.iter().any(|a| a.phase() == Phase::Netdev) {
         let rest = plan.actions.iter().position(|a| a.phase() > Phase::Netdev).unwrap_or(plan.actions.len());
         plan.actions.truncate(rest);
         let mut report = apply::apply(&plan, seams);

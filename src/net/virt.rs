@@ -60,7 +60,6 @@ pub(crate) enum Action {
     /// A nasboot bridge or VLAN the profile no longer names.
     Remove {
         name: IfName,
-        index: u32,
     },
     Create {
         name: IfName,
@@ -69,7 +68,6 @@ pub(crate) enum Action {
     /// A nasboot VLAN with another id or lower device: deleted, then created.
     Replace {
         name: IfName,
-        index: u32,
         what: Virt,
         was: String,
     },
@@ -162,7 +160,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<IfName>) {
         .filter(|l| !named(&l.name, if matches!(l.kind, Kind::Bridge { .. }) { LinkKind::Bridge } else { LinkKind::Vlan }))
         .collect();
     stale.sort_by_key(|l| matches!(l.kind, Kind::Bridge { .. }));
-    out.extend(stale.iter().map(|l| Action::Remove { name: l.name.clone(), index: l.index }));
+    out.extend(stale.iter().map(|l| Action::Remove { name: l.name.clone() }));
     let mut stp = Vec::new();
     for want in [LinkKind::Bridge, LinkKind::Vlan] {
         for iface in p.interface.iter().filter(|i| i.kind == want) {
@@ -196,7 +194,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<IfName>) {
             }
             let was = describe(have, links);
             if ours(have) {
-                out.push(Action::Replace { name: name.clone(), index: have.index, what, was });
+                out.push(Action::Replace { name: name.clone(), what, was });
                 created.push(name);
             } else {
                 out.push(Action::Foreign { name, is: was });
@@ -238,28 +236,20 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<IfName>) {
     (out, created)
 }
 
-fn index(seams: &mut Seams<'_>, name: &IfName) -> Result<u32, StepError> {
-    match seams.netif.link(name) {
-        Ok(Some(l)) => Ok(l.index),
-        Ok(None) => Err(StepError::partial(name.as_str(), "no such interface")),
-        Err(e) => Err(StepError::partial(name.as_str(), format!("cannot read the link: {e}"))),
-    }
-}
-
 fn create(seams: &mut Seams<'_>, name: &IfName, what: &Virt) -> Result<(), StepError> {
     let new = match what {
         Virt::Bridge { stp } => NewLink::Bridge { name: name.clone(), stp: *stp },
-        Virt::Vlan { link, id } => {
-            let link =
-                index(seams, link).map_err(|e| StepError::partial(name.as_str(), format!("its link {}: {}", e.subject, e.message)))?;
-            NewLink::Vlan { name: name.clone(), link, id: *id }
-        }
+        Virt::Vlan { link, id } => NewLink::Vlan { name: name.clone(), link: link.clone(), id: *id },
     };
     seams.netif.create_link(&new).map_err(|e| {
         let hint = match e.raw_os_error() {
-            Some(nix::libc::EOPNOTSUPP) => "; the kernel lacks the driver (CONFIG_BRIDGE, CONFIG_VLAN_8021Q)",
-            Some(nix::libc::EEXIST) => "; the name, or this VLAN id on that device, is taken",
-            _ => "",
+            Some(nix::libc::EOPNOTSUPP) => "; the kernel lacks the driver (CONFIG_BRIDGE, CONFIG_VLAN_8021Q)".to_string(),
+            Some(nix::libc::EEXIST) => "; the name, or this VLAN id on that device, is taken".to_string(),
+            Some(nix::libc::ENODEV) => match what {
+                Virt::Vlan { link, .. } => format!("; there is no {link}"),
+                Virt::Bridge { .. } => String::new(),
+            },
+            _ => String::new(),
         };
         StepError::partial(name.as_str(), format!("cannot create the {what}: {e}{hint}"))
     })
@@ -267,26 +257,20 @@ fn create(seams: &mut Seams<'_>, name: &IfName, what: &Virt) -> Result<(), StepE
 
 pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     let fail = |name: &IfName, what: &str, e: std::io::Error| StepError::partial(name.as_str(), format!("cannot {what}: {e}"));
+    let nif = &mut *seams.netif;
     match a {
-        Action::Remove { name, index } => seams.netif.delete_link(*index).map_err(|e| fail(name, "remove it", e)),
+        Action::Remove { name } => nif.delete_link(name).map_err(|e| fail(name, "remove it", e)),
         Action::Create { name, what } => create(seams, name, what),
-        Action::Replace { name, index, what, .. } => {
-            seams.netif.delete_link(*index).map_err(|e| fail(name, "remove the old link", e))?;
+        Action::Replace { name, what, .. } => {
+            nif.delete_link(name).map_err(|e| fail(name, "remove the old link", e))?;
             create(seams, name, what)
         }
-        Action::Stp { name, on } => {
-            let i = index(seams, name)?;
-            seams.netif.set_bridge_stp(i, *on).map_err(|e| fail(name, "set stp", e))
-        }
+        Action::Stp { name, on } => nif.set_bridge_stp(name, *on).map_err(|e| fail(name, "set stp", e)),
         Action::Enslave { port, bridge } => {
-            let (p, b) = (index(seams, port)?, index(seams, bridge)?);
-            seams.netif.set_master(p, b).map_err(|e| fail(port, &format!("make it a port of {bridge}"), e))
+            nif.set_master(port, Some(bridge)).map_err(|e| fail(port, &format!("make it a port of {bridge}"), e))
         }
-        Action::Release { port, bridge } => {
-            let p = index(seams, port)?;
-            seams.netif.set_master(p, 0).map_err(|e| fail(port, &format!("release it from {bridge}"), e))
-        }
-        Action::Up { name, .. } => seams.netif.set_up(name, true).map_err(|e| fail(name, "set it up", e)),
+        Action::Release { port, bridge } => nif.set_master(port, None).map_err(|e| fail(port, &format!("release it from {bridge}"), e)),
+        Action::Up { name, .. } => nif.set_up(name, true).map_err(|e| fail(name, "set it up", e)),
         Action::Foreign { name, is } => {
             Err(StepError::partial(name.as_str(), format!("exists as {is}, which nasboot did not create; nothing was applied to it")))
         }

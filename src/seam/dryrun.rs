@@ -151,23 +151,23 @@ impl Netif for DryRunNetif {
     fn create_link(&mut self, link: &NewLink) -> io::Result<()> {
         match link {
             NewLink::Bridge { name, stp } => say(format_args!("create bridge {name} (stp {})", if *stp { "on" } else { "off" })),
-            NewLink::Vlan { name, link, id } => say(format_args!("create vlan {name} id {id} on interface #{link}")),
+            NewLink::Vlan { name, link, id } => say(format_args!("create vlan {name} id {id} on {link}")),
         }
         Ok(())
     }
-    fn set_master(&mut self, index: u32, master: u32) -> io::Result<()> {
-        match master {
-            0 => say(format_args!("release interface #{index} from its bridge")),
-            m => say(format_args!("make interface #{index} a port of bridge #{m}")),
+    fn set_master(&mut self, port: &IfName, bridge: Option<&IfName>) -> io::Result<()> {
+        match bridge {
+            None => say(format_args!("release {port} from its bridge")),
+            Some(b) => say(format_args!("make {port} a port of {b}")),
         }
         Ok(())
     }
-    fn set_bridge_stp(&mut self, index: u32, on: bool) -> io::Result<()> {
-        say(format_args!("set stp {} on bridge #{index}", if on { "on" } else { "off" }));
+    fn set_bridge_stp(&mut self, bridge: &IfName, on: bool) -> io::Result<()> {
+        say(format_args!("set stp {} on {bridge}", if on { "on" } else { "off" }));
         Ok(())
     }
-    fn delete_link(&mut self, index: u32) -> io::Result<()> {
-        say(format_args!("delete interface #{index}"));
+    fn delete_link(&mut self, name: &IfName) -> io::Result<()> {
+        say(format_args!("delete {name}"));
         Ok(())
     }
     fn ethtool_rings(&mut self, name: &IfName) -> io::Result<RingParam> {

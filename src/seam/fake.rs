@@ -286,13 +286,12 @@ impl FakeNetif {
         let (name, kind, mtu) = match link {
             NewLink::Bridge { name, stp } => (name, Kind::Bridge { stp: *stp }, 1500),
             NewLink::Vlan { name, link, id } => {
-                let lower =
-                    self.links.values().find(|l| l.state.index == *link).ok_or_else(|| io::Error::from_raw_os_error(nix::libc::ENODEV))?;
-                let mtu = lower.state.mtu;
-                if self.links.values().any(|l| l.kind == Some(Kind::Vlan { link: *link, id: *id })) {
+                let lower = self.links.get(link.as_str()).ok_or_else(|| io::Error::from_raw_os_error(nix::libc::ENODEV))?;
+                let (mtu, link) = (lower.state.mtu, lower.state.index);
+                if self.links.values().any(|l| l.kind == Some(Kind::Vlan { link, id: *id })) {
                     return Err(io::Error::from_raw_os_error(nix::libc::EEXIST));
                 }
-                (name, Kind::Vlan { link: *link, id: *id }, mtu)
+                (name, Kind::Vlan { link, id: *id }, mtu)
             }
         };
         if self.links.contains_key(name.as_str()) {
@@ -347,10 +346,16 @@ impl Netif for FakeNetif {
     fn create_link(&mut self, link: &NewLink) -> io::Result<()> {
         self.fake_create(link)
     }
-    fn set_master(&mut self, index: u32, master: u32) -> io::Result<()> {
+    fn set_master(&mut self, port: &IfName, bridge: Option<&IfName>) -> io::Result<()> {
+        let index = self.get(port)?.state.index;
+        let master = match bridge {
+            Some(b) => self.get(b)?.state.index,
+            None => 0,
+        };
         self.fake_set_master(index, master)
     }
-    fn set_bridge_stp(&mut self, index: u32, on: bool) -> io::Result<()> {
+    fn set_bridge_stp(&mut self, bridge: &IfName, on: bool) -> io::Result<()> {
+        let index = self.get(bridge)?.state.index;
         let (name, l) = self.entry_at(index)?;
         let Some(Kind::Bridge { stp }) = &mut l.kind else {
             return Err(io::Error::from_raw_os_error(nix::libc::EOPNOTSUPP));
@@ -360,7 +365,8 @@ impl Netif for FakeNetif {
         self.note(format!("stp {name} {}", if on { "on" } else { "off" }));
         Ok(())
     }
-    fn delete_link(&mut self, index: u32) -> io::Result<()> {
+    fn delete_link(&mut self, name: &IfName) -> io::Result<()> {
+        let index = self.get(name)?.state.index;
         self.fake_delete(index)
     }
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {

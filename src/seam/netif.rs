@@ -92,7 +92,7 @@ pub(crate) const OURS: &str = "nasboot";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NewLink {
     Bridge { name: IfName, stp: bool },
-    Vlan { name: IfName, link: u32, id: u16 },
+    Vlan { name: IfName, link: IfName, id: u16 },
 }
 
 /// Interface operations.
@@ -142,12 +142,12 @@ pub trait Netif {
     fn link_infos(&mut self) -> io::Result<Vec<LinkInfo>>;
     /// Create a bridge or VLAN, down, with the alias [`OURS`].
     fn create_link(&mut self, link: &NewLink) -> io::Result<()>;
-    /// Make `index` a port of bridge `master`; 0 releases it (IFLA_MASTER).
-    fn set_master(&mut self, index: u32, master: u32) -> io::Result<()>;
+    /// Make `port` a port of `bridge`; None releases it (IFLA_MASTER).
+    fn set_master(&mut self, port: &IfName, bridge: Option<&IfName>) -> io::Result<()>;
     /// A bridge's spanning tree (IFLA_BR_STP_STATE).
-    fn set_bridge_stp(&mut self, index: u32, on: bool) -> io::Result<()>;
+    fn set_bridge_stp(&mut self, bridge: &IfName, on: bool) -> io::Result<()>;
     /// Remove a link (RTM_DELLINK).
-    fn delete_link(&mut self, index: u32) -> io::Result<()>;
+    fn delete_link(&mut self, name: &IfName) -> io::Result<()>;
 }
 
 /// ETHTOOL_GLINKSETTINGS's answer: the header and the link-mode bitmaps

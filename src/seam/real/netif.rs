@@ -50,6 +50,11 @@ impl RealNetif {
         Ok(self.rtnl.as_mut().expect("opened"))
     }
 
+    /// The interface's index; ENODEV when there is none.
+    fn index_of(&mut self, name: &IfName) -> io::Result<u32> {
+        self.link(name)?.map(|l| l.index).ok_or_else(|| io::Error::from_raw_os_error(libc::ENODEV))
+    }
+
     fn ifreq(name: &IfName) -> libc::ifreq {
         // SAFETY: ifreq is plain old data; all zeros is a valid value.
         let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
@@ -209,18 +214,29 @@ impl Netif for RealNetif {
     }
 
     fn create_link(&mut self, link: &NewLink) -> io::Result<()> {
-        self.rtnl()?.create_link(link)
+        let lower = match link {
+            NewLink::Vlan { link, .. } => self.index_of(link)?,
+            NewLink::Bridge { .. } => 0,
+        };
+        self.rtnl()?.create_link(link, lower)
     }
 
-    fn set_master(&mut self, index: u32, master: u32) -> io::Result<()> {
-        self.rtnl()?.set_master(index, master)
+    fn set_master(&mut self, port: &IfName, bridge: Option<&IfName>) -> io::Result<()> {
+        let port = self.index_of(port)?;
+        let master = match bridge {
+            Some(b) => self.index_of(b)?,
+            None => 0,
+        };
+        self.rtnl()?.set_master(port, master)
     }
 
-    fn set_bridge_stp(&mut self, index: u32, on: bool) -> io::Result<()> {
+    fn set_bridge_stp(&mut self, bridge: &IfName, on: bool) -> io::Result<()> {
+        let index = self.index_of(bridge)?;
         self.rtnl()?.set_bridge_stp(index, on)
     }
 
-    fn delete_link(&mut self, index: u32) -> io::Result<()> {
+    fn delete_link(&mut self, name: &IfName) -> io::Result<()> {
+        let index = self.index_of(name)?;
         self.rtnl()?.delete_link(index)
     }
 

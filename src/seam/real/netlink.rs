@@ -231,15 +231,16 @@ impl Rtnl {
 
     /// RTM_NEWLINK with NLM_F_CREATE | NLM_F_EXCL, then the alias (the
     /// kernel sets IFLA_IFALIAS on existing links only).
-    pub(crate) fn create_link(&mut self, link: &NewLink) -> io::Result<()> {
+    /// `lower`: the VLAN's lower device's index (0 for a bridge).
+    pub(crate) fn create_link(&mut self, link: &NewLink, lower: u32) -> io::Result<()> {
         let mut m = Vec::with_capacity(96);
         rtnl::ifinfomsg(&mut m, 0);
         let name = match link {
             NewLink::Bridge { name, .. } | NewLink::Vlan { name, .. } => name,
         };
         rtnl::attr_str(&mut m, IFLA_IFNAME, name.as_str());
-        if let NewLink::Vlan { link, .. } = link {
-            rtnl::attr(&mut m, IFLA_LINK, &link.to_ne_bytes());
+        if let NewLink::Vlan { .. } = link {
+            rtnl::attr(&mut m, IFLA_LINK, &lower.to_ne_bytes());
         }
         let info = rtnl::begin_nest(&mut m, IFLA_LINKINFO);
         match link {
