@@ -150,6 +150,7 @@
 //! | MAC | SIOCSIFHWADDR | idem; the link is taken down first only when the MAC differs |
 //! | addresses (several per interface, IPv4 and IPv6) | rtnetlink RTM_GETADDR dump / RTM_NEWADDR | the ioctls see one IPv4 address per interface and no IPv6 |
 //! | routes, gateways | rtnetlink RTM_GETROUTE dump / RTM_NEWROUTE (create + replace) | IPv6 routes have no listing ioctl |
+//! | bridges, VLANs, bridge ports | rtnetlink RTM_GETLINK dump / RTM_NEWLINK / RTM_DELLINK (`net/virt.rs`; ifinfomsg and IFLA_* in `sys/rtnl.rs`) | no `ip`, `brctl` or `vconfig`; IFLA_IFALIAS `nasboot` marks the links nasboot made, so it removes only those |
 //! | accept_ra, per-interface sysctls | /proc/sys/net/ipv{4,6}/conf/IF | set before the link comes up |
 //! | rings, offloads, coalescing, pause, speed/duplex/autoneg | SIOCETHTOOL | the ethtool netlink API is 5.6+ only |
 //! | DHCP | `udhcpc -i IF -b -p /run/udhcpc.IF.pid` or `dhclient -nw -pf ... IF`, found on PATH, argv only | a client already running (pidfile, live pid) is left alone |
@@ -232,6 +233,11 @@
 //! SIOCGIFHWADDR) only for nftables, where `hook = "auto"` needs them; the
 //! condition for the ingress hooks, stateless without forwarding, is one
 //! function (`Firewall::ingress_fits`) for the model and the observation.
+//! For a router (`forward = true`) it also asks the kernel for
+//! nft_flow_offload and nf_nat (`kernel_has`: /sys/module, modules.builtin,
+//! the module files), and reads the forwarding sysctls, which the load
+//! action sets only after its rule set loaded. `firewall/flows.rs` counts
+//! tracked and offloaded connections for `status`.
 
 #![warn(unreachable_pub)]
 
