@@ -158,11 +158,9 @@ fn forward_rules(m: &Model, f: &Fam, fam: Family, out: &mut String) -> fmt::Resu
     out.push_str("-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n");
     out.push_str("-A FORWARD -m conntrack --ctstate INVALID -j DROP\n");
     pairs(out, &m.lan_ifaces, &m.wan_ifaces, "-j ACCEPT")?;
+    pairs(out, &m.lan_ifaces, &m.lan_ifaces, "-j ACCEPT")?;
     if fam == Family::V4 && !m.dnat.is_empty() {
         pairs(out, &m.wan_ifaces, &m.lan_ifaces, "-m conntrack --ctstate DNAT -j ACCEPT")?;
-        if m.reflection {
-            pairs(out, &m.lan_ifaces, &m.lan_ifaces, "-m conntrack --ctstate DNAT -j ACCEPT")?;
-        }
     }
     if fam == Family::V6 {
         // RFC 4890 4.3.1: errors, and echo (see nft.rs ICMP6_FORWARD).

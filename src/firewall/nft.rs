@@ -276,11 +276,11 @@ fn forward_rules(m: &Model, out: &mut String) -> fmt::Result {
         writeln!(out, " {tail}")
     };
     pair(out, &m.lan_ifaces, &m.wan_ifaces, "accept")?;
+    // Between the LAN's interfaces (and back out of the one it came in
+    // on, as reflected connections do), as fw4's lan zone forwards.
+    pair(out, &m.lan_ifaces, &m.lan_ifaces, "accept")?;
     if !m.dnat.is_empty() {
         pair(out, &m.wan_ifaces, &m.lan_ifaces, "ct status dnat accept")?;
-        if m.reflection {
-            pair(out, &m.lan_ifaces, &m.lan_ifaces, "ct status dnat accept")?;
-        }
     }
     pair(out, &m.wan_ifaces, &m.lan_ifaces, &format!("icmpv6 type {{ {ICMP6_FORWARD} }} accept"))
 }
