@@ -98,6 +98,18 @@ fn parse_hundredths(s: &str) -> Option<u32> {
     Some(int * 100 + frac.parse::<u32>().ok()?)
 }
 
+/// The 1, 5 and 15 minute load averages of /proc/loadavg, in hundredths
+/// (None: a field missing or not a number). Pure (fuzzed: tests/fuzz).
+pub(crate) fn load_averages(text: &str) -> [Option<u32>; 3] {
+    let mut fields = text.split_whitespace();
+    [(); 3].map(|()| fields.next().and_then(parse_hundredths))
+}
+
+/// MemAvailable of /proc/meminfo, in kB. Pure (fuzzed).
+pub(crate) fn mem_available(text: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix("MemAvailable:")).and_then(|r| r.split_whitespace().next()).and_then(|n| n.parse::<u64>().ok())
+}
+
 /// Split an argv into program and arguments without allocating.
 pub(crate) fn split_argv(argv: &Argv) -> Option<(&str, heapless::Vec<&str, { crate::config::watchdog::MAX_ARGV }>)> {
     let (program, rest) = argv.split_first()?;
@@ -116,9 +128,7 @@ impl Checker {
         if w.max_load1.is_some() || w.max_load5.is_some() || w.max_load15.is_some() {
             let path = Path::new("/proc/loadavg");
             let text = read_text(files, path)?;
-            let mut fields = text.split_whitespace();
-            for (minutes, max) in [(1u8, w.max_load1), (5, w.max_load5), (15, w.max_load15)] {
-                let seen = fields.next().and_then(parse_hundredths);
+            for ((minutes, max), seen) in [(1u8, w.max_load1), (5, w.max_load5), (15, w.max_load15)].into_iter().zip(load_averages(&text)) {
                 if let (Some(max), Some(seen)) = (max, seen) {
                     if seen > max.0 {
                         return Err(Failure::Load { minutes, seen, max: max.0 });
@@ -129,12 +139,8 @@ impl Checker {
         if let Some(min_kb) = w.min_memory_kb {
             let path = Path::new("/proc/meminfo");
             let text = read_text(files, path)?;
-            let avail = text
-                .lines()
-                .find_map(|l| l.strip_prefix("MemAvailable:"))
-                .and_then(|r| r.split_whitespace().next())
-                .and_then(|n| n.parse::<u64>().ok())
-                .ok_or_else(|| Failure::Unreadable { path: path.into(), why: "no MemAvailable line".into() })?;
+            let avail =
+                mem_available(&text).ok_or_else(|| Failure::Unreadable { path: path.into(), why: "no MemAvailable line".into() })?;
             if avail < min_kb {
                 return Err(Failure::Memory { available_kb: avail, min_kb });
             }
