@@ -575,3 +575,12 @@ fn an_nft_without_inet_ingress_gets_the_input_chain_instead() {
     let Action::Load { instead, .. } = plan_on(&mut b, "hook = \"input\"\n");
     assert_eq!(instead, None);
 }
+
+#[test]
+fn a_saved_rule_set_without_its_final_newline_is_completed_on_a_line_of_its_own() {
+    // Fuzz regression (tests/fuzz/regressions/tool_output): the empty
+    // *raw table was glued to the dump's last line, "COMMIT*raw".
+    let mut out = String::new();
+    crate::firewall::load::complete("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT", "*filter\n*raw\n", &mut out);
+    assert!(out.starts_with("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n*raw\n"), "{out}");
+}
