@@ -90,12 +90,14 @@ fn read_text(files: &mut dyn Files, path: &Path) -> Result<String, Failure> {
         .map_err(|e| Failure::Unreadable { path: path.to_path_buf(), why: e.to_string() })
 }
 
-/// "0.52" -> 52 (hundredths).
+/// "0.52" -> 52 (hundredths); None when it is not a number or too large.
 fn parse_hundredths(s: &str) -> Option<u32> {
     let (int, frac) = s.split_once('.').unwrap_or((s, "0"));
     let int: u32 = int.parse().ok()?;
     let frac: String = frac.chars().chain("00".chars()).take(2).collect();
-    Some(int * 100 + frac.parse::<u32>().ok()?)
+    // A load too large for u32 hundredths is unreadable, not wrapped to a
+    // small one (found by the proc_files fuzz target).
+    int.checked_mul(100)?.checked_add(frac.parse::<u32>().ok()?)
 }
 
 /// The 1, 5 and 15 minute load averages of /proc/loadavg, in hundredths
@@ -281,6 +283,15 @@ mod tests {
     use crate::config::watchdog::{Load, Seconds};
     use crate::seam::fake::FakeBoard;
     use crate::seam::Output;
+
+    #[test]
+    fn a_load_too_large_is_unreadable_not_wrapped() {
+        // Fuzz regression (tests/fuzz/regressions/proc_files): 42949673
+        // * 100 overflowed u32 (a panic with overflow checks, 0.04 without).
+        assert_eq!(load_averages("0.52 42949673.00 341.5\n"), [Some(52), None, Some(34150)]);
+        assert_eq!(load_averages("42949672.95 4294967.3 x"), [Some(u32::MAX), Some(429496730), None]);
+        assert_eq!(load_averages(""), [None, None, None]);
+    }
 
     fn wd() -> Watchdog {
         *crate::config::parse_bytes("t.toml", b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\n").unwrap().profile.watchdog.unwrap()
