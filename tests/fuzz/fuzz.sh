@@ -13,7 +13,8 @@
 # /var/cache/nasboot/fuzz-target, so a warm run builds only what changed.
 # The toolchain is stable: cargo-fuzz's -Z flags need RUSTC_BOOTSTRAP=1.
 # No sanitizer (-s none): the targets are safe Rust, and ASan costs a
-# third of the executions.
+# third of the executions. Debug assertions on (-a), so an integer
+# overflow panics here instead of wrapping silently as on the boards.
 #
 #   tests/fuzz/fuzz.sh                      # all targets, 7 s each
 #   FUZZ_SECONDS=3600 tests/fuzz/fuzz.sh plan   # one target, by hand
@@ -52,7 +53,7 @@ fi
 
 cd "$ROOT"
 build_start=$(date +%s)
-if ! cargo fuzz build -O -s none --fuzz-dir tests/fuzz >"$OUT.build.log" 2>&1; then
+if ! cargo fuzz build -O -a -s none --fuzz-dir tests/fuzz >"$OUT.build.log" 2>&1; then
 	tail -30 "$OUT.build.log"
 	t_fail "cargo fuzz build"
 	t_done
