@@ -107,6 +107,9 @@ fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError>
     }
     let detail = if out.timed_out {
         format!("{tool} did not finish within {} s", TOOL_TIMEOUT.as_secs())
+    } else if out.code.is_none() {
+        // A crash (or a kill): whatever it printed is not the reason.
+        format!("{tool} was killed by a signal before it finished (it crashed?)")
     } else {
         format!("{tool} rejected the rule set: {}", explain(&out.stderr, text))
     };
