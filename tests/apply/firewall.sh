@@ -1,5 +1,6 @@
 #!/bin/bash
-# shellcheck source-path=SCRIPTDIR
+# The perl run under the namespace is single-quoted on purpose.
+# shellcheck disable=SC2016 source-path=SCRIPTDIR
 # A firewall tool that hangs or crashes half-way never leaves the box open.
 # In board-shaped network namespaces (prefix nbrl; scripts/lib/netns.sh),
 # for nftables and iptables-restore, with wrappers put first on PATH that
@@ -16,8 +17,12 @@
 #   - crash half-way: the wrapper feeds the real tool the first half of
 #     the rule set and then kills itself with SIGSEGV; nasboot loads the
 #     fallback, the WAN reaches nothing, the LAN reaches ssh.
+#   - `kill -9` of `firewall apply --confirm 30` at random points (30
+#     times): the loaded rule set is always exactly the old or the new
+#     one, /run/nasboot/firewall.previous absent or whole, and a plain
+#     apply then loads the new one.
 # Real traffic: socat TCP connections from the LAN and WAN namespaces.
-# About 80 s (one hang).
+# About 100 s (one hang).
 #
 #   tests/apply/firewall.sh            # uses $NASBOOT_DIST or target/dist
 set -eu
@@ -135,4 +140,60 @@ for backend in "${backends[@]}"; do
 	box iptables -F 2>/dev/null || true
 	box iptables -P INPUT ACCEPT 2>/dev/null || true
 done
+
+# kill -9 of `firewall apply --confirm 30` (nftables) at random points,
+# KILLS times (default 30): from the old profile (WAN ssh) to a new one
+# (WAN ssh and https). After each kill the loaded rule set is exactly the
+# old or the new one (never none, never part), firewall.previous is absent
+# or whole, and a plain apply then loads the new one.
+KILLS=${FW_KILLS:-30}
+NEW_PROFILE=$(printf '%s\n' "$PROFILE" | sed 's/^wan_services = .*/wan_services = ["ssh", "https"]/')
+ruleset() { box nft list table inet nasboot 2>/dev/null | sed '/^\s*$/d'; }
+box nft flush ruleset
+fw_root "$root" "$NEW_PROFILE"
+box "${NB[@]}" -q --root "$root" firewall apply --backend nftables
+ruleset >"$WORK/rules.new"
+fw_root "$root" "$PROFILE"
+box "${NB[@]}" -q --root "$root" firewall apply --backend nftables
+ruleset >"$WORK/rules.old"
+t_check "kill -9: the old and new rule sets differ (set-up)" fails cmp -s "$WORK/rules.old" "$WORK/rules.new"
+# The previous copy an unkilled run saves (it rolls back after 1 s).
+fw_root "$root" "$NEW_PROFILE"
+box "${NB[@]}" -q --root "$root" firewall apply --backend nftables --confirm 1 >/dev/null 2>&1 || true
+cp "$root/run/nasboot/firewall.previous" "$WORK/previous.ref"
+t_check "kill -9: the unconfirmed apply rolled back (set-up)" cmp -s "$WORK/rules.old" <(ruleset)
+RANDOM=7
+landed=0 bad_rules=0 bad_prev=0 saw_new=0
+for i in $(seq 1 "$KILLS"); do
+	fw_root "$root" "$PROFILE"
+	box "${NB[@]}" -q --root "$root" firewall apply --backend nftables
+	rm -f "$root/run/nasboot/firewall."*
+	fw_root "$root" "$NEW_PROFILE"
+	delay=$(((RANDOM * 32768 + RANDOM) % 90000))
+	if box perl -e 'use POSIX; my $d = shift; my $pid = fork // die;
+		if (!$pid) { setpgid(0, 0); exec @ARGV or die "exec: $!" }
+		select(undef, undef, undef, $d / 1e6);
+		my $alive = waitpid($pid, WNOHANG) == 0;
+		kill "KILL", -$pid; waitpid($pid, 0); exit($alive ? 0 : 1)' "$delay" \
+		"${NB[@]}" -q --root "$root" firewall apply --backend nftables --confirm 30 >/dev/null 2>&1; then
+		landed=$((landed + 1))
+	fi
+	ruleset >"$WORK/rules.now"
+	if cmp -s "$WORK/rules.now" "$WORK/rules.new"; then
+		saw_new=$((saw_new + 1))
+	elif ! cmp -s "$WORK/rules.now" "$WORK/rules.old"; then
+		bad_rules=$((bad_rules + 1))
+		cp "$WORK/rules.now" "$WORK/rules.bad-$i"
+	fi
+	prev=$root/run/nasboot/firewall.previous
+	if [ -e "$prev" ] && ! cmp -s "$prev" "$WORK/previous.ref"; then bad_prev=$((bad_prev + 1)); fi
+done
+echo "    kill -9 of firewall apply --confirm: $KILLS runs, $landed killed while running, the new rule set loaded in $saw_new"
+t_eq "kill -9 of apply --confirm: the rule set is always the old or the new one" 0 "$bad_rules"
+t_eq "kill -9 of apply --confirm: firewall.previous is absent or whole" 0 "$bad_prev"
+t_check "kill -9 of apply --confirm: the kills landed ($landed of $KILLS)" test "$landed" -ge $((KILLS / 2))
+t_check "kill -9 of apply --confirm: some landed after the load ($saw_new of $KILLS)" test "$saw_new" -ge 1
+probe "after the kills" yes no yes
+t_check "kill -9: a plain apply then loads the new rule set" box "${NB[@]}" -q --root "$root" firewall apply --backend nftables
+t_check "kill -9: ... which is the new one" cmp -s "$WORK/rules.new" <(ruleset)
 t_done
