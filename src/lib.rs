@@ -249,6 +249,9 @@ mod cmd;
 mod config;
 mod exit;
 mod firewall;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod logger;
 mod net;
 mod paths;

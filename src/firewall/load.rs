@@ -107,6 +107,9 @@ fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError>
     }
     let detail = if out.timed_out {
         format!("{tool} did not finish within {} s", TOOL_TIMEOUT.as_secs())
+    } else if out.code.is_none() {
+        // A crash (or a kill): whatever it printed is not the reason.
+        format!("{tool} was killed by a signal before it finished (it crashed?)")
     } else {
         format!("{tool} rejected the rule set: {}", explain(&out.stderr, text))
     };
@@ -241,8 +244,13 @@ const EMPTY_FILTER: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\
 const EMPTY_RAW: &str = "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
 const EMPTY_NAT: &str = "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n";
 
-fn complete(saved: &str, new: &str, out: &mut String) {
+pub(crate) fn complete(saved: &str, new: &str, out: &mut String) {
     out.push_str(saved);
+    // A dump without its final newline would glue the first table added
+    // to its last line (found by the tool_output fuzz target).
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
     for (table, empty) in [("*filter", EMPTY_FILTER), ("*raw", EMPTY_RAW), ("*nat", EMPTY_NAT)] {
         let touched = new.lines().any(|l| l == table);
         if touched && !saved.lines().any(|l| l.trim_end() == table) {

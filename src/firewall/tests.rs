@@ -716,3 +716,12 @@ fn port_forwards_name_only_what_the_profile_names() {
         }
     }
 }
+
+#[test]
+fn a_saved_rule_set_without_its_final_newline_is_completed_on_a_line_of_its_own() {
+    // Fuzz regression (tests/fuzz/regressions/tool_output): the empty
+    // *raw table was glued to the dump's last line, "COMMIT*raw".
+    let mut out = String::new();
+    crate::firewall::load::complete("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT", "*filter\n*raw\n", &mut out);
+    assert!(out.starts_with("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n*raw\n"), "{out}");
+}

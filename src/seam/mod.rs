@@ -15,7 +15,8 @@
 //! every effect, so tests can assert that nothing was applied.
 
 pub(crate) mod dryrun;
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzz"))]
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod fake;
 pub(crate) mod netif;
 pub(crate) mod real;

@@ -37,11 +37,20 @@ pub(crate) struct Settings {
     pub lockd_port: u16,
 }
 
+/// The lines of a file as written, each without its `\n` but with any
+/// `\r` it has: `str::lines` drops the `\r` of a `\r\n` but keeps a bare
+/// one at the very end, so a rewrite joined with `\n` would read back
+/// differently and the next apply would rewrite it again (found by the
+/// board_configs fuzz target).
+fn file_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.strip_suffix('\n').unwrap_or(text).split('\n').filter(move |_| !text.is_empty())
+}
+
 /// `/etc/default/nfs-kernel-server` with nasboot's keys set in `existing`.
 pub(crate) fn default_file(existing: &str, s: &Settings) -> String {
     let mut out = String::with_capacity(existing.len() + 64);
     let (mut count_done, mut mountd_done) = (false, false);
-    for line in existing.lines() {
+    for line in file_lines(existing) {
         match assignment(line) {
             Some((prefix, "RPCNFSDCOUNT", _)) => {
                 out.push_str(&format!("{prefix}RPCNFSDCOUNT={}\n", s.threads));
@@ -161,7 +170,7 @@ fn key_of(line: &str) -> Option<&str> {
 /// assignment of the key in that section is replaced; a missing key goes
 /// right after the section header; a missing section is appended.
 pub(crate) fn set_ini_keys(existing: &str, keys: &[(&str, String, String)]) -> String {
-    let lines: Vec<&str> = existing.lines().collect();
+    let lines: Vec<&str> = file_lines(existing).collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + keys.len() + 2);
     let mut done = vec![false; keys.len()];
     let mut current = String::new();
@@ -221,6 +230,19 @@ mod tests {
 
     fn settings() -> Settings {
         Settings { threads: 2, versions: Some(vec![NfsVersion::V3]), mountd_port: 32767, statd_port: 32765, lockd_port: 32764 }
+    }
+
+    #[test]
+    fn rewrites_converge_whatever_the_line_ends() {
+        // Fuzz regression (tests/fuzz/regressions/board_configs): a last
+        // line ending in a bare \r was rewritten on every apply.
+        for old in ["x\r", "a\r\nb\r\n", "[nfsd]\r\nthreads=8\r", "", "\n", "\r", "RPCNFSDCOUNT=8\r"] {
+            let once = nfs_conf_in_place(old, &settings());
+            assert_eq!(nfs_conf_in_place(&once, &settings()), once, "{old:?}");
+            let once = default_file(old, &settings());
+            assert_eq!(default_file(&once, &settings()), once, "{old:?}");
+        }
+        assert!(nfs_conf_in_place("a\r\n", &settings()).starts_with("a\r\n"), "CRLF lines are kept as they are");
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub(crate) fn escape_path(path: &str) -> String {
 /// How nfs-utils reads a path token back (xgettok): `"` toggles quoting
 /// and is dropped; each time a byte is appended and the last four read
 /// `\ooo` (value below 256), they become that byte.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzz"))]
 pub(crate) fn unescape(token: &str) -> Vec<u8> {
     let octal = |b: u8| (b'0'..=b'7').contains(&b);
     let mut tok: Vec<u8> = Vec::with_capacity(token.len());

@@ -118,7 +118,9 @@ pub(crate) fn default_threads(mem_total_kib: u64, cpus: u16, preset: Option<NfsP
 
 /// The kernel's own max_block_size for this much memory.
 pub(crate) fn kernel_default_max_block(mem_total_kib: u64) -> u32 {
-    let target = mem_total_kib * 1024 / 4096;
+    // KiB * 1024 / 4096, without the multiplication that overflowed for
+    // an absurd MemTotal (found by the proc_files fuzz target).
+    let target = mem_total_kib / 4;
     let mut b: u32 = 1024 * 1024;
     while u64::from(b) > target && b >= 16 * 1024 {
         b /= 2;
@@ -157,7 +159,7 @@ pub(crate) fn sizing(
         threads: threads_n,
         threads_set: threads.is_some(),
         max_block_size: block,
-        memory_kib: u32::from(threads_n) * bytes_per_thread(block) / 1024,
+        memory_kib: u32::try_from(u64::from(threads_n) * u64::from(bytes_per_thread(block)) / 1024).unwrap_or(u32::MAX),
     }
 }
 
@@ -205,16 +207,17 @@ pub(crate) fn parse_meminfo(text: &str) -> Option<u64> {
 pub(crate) fn parse_cpu_list(text: &str) -> Option<u16> {
     let mut n: u32 = 0;
     for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        n += match part.split_once('-') {
+        // Checked: "0-4294967295" overflowed the count.
+        n = n.checked_add(match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
-                b.checked_sub(a)? + 1
+                b.checked_sub(a)?.checked_add(1)?
             }
             None => {
                 part.parse::<u32>().ok()?;
                 1
             }
-        };
+        })?;
     }
     u16::try_from(n).ok().filter(|n| *n > 0)
 }
@@ -226,6 +229,19 @@ mod tests {
     /// MemTotal as a 64 MB and a 256 MB board report it.
     const MB64: u64 = 61_412;
     const MB256: u64 = 254_100;
+
+    #[test]
+    fn absurd_board_files_saturate_instead_of_overflowing() {
+        // Fuzz regression (tests/fuzz/regressions/proc_files): MemTotal
+        // 5949734504624029768 kB overflowed kernel_default_max_block.
+        let huge = parse_meminfo("MemTotal:   0000000005949734504624029768 kB\n").unwrap();
+        assert_eq!(kernel_default_max_block(huge), 1024 * 1024);
+        assert_eq!(ram_mib(u64::MAX), 1 << 54);
+        assert_eq!(default_threads(u64::MAX, 1, None), 8);
+        assert_eq!(parse_cpu_list("0-4294967295"), None);
+        assert_eq!(parse_cpu_list("0-65535,0-65535"), None);
+        assert_eq!(sizing(None, 1, None, Some(u16::MAX), Some(1024 * 1024)).memory_kib, 65535 * (bytes_per_thread(1024 * 1024) / 1024));
+    }
 
     #[test]
     fn thread_counts_for_small_boards() {

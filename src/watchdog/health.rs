@@ -90,12 +90,26 @@ fn read_text(files: &mut dyn Files, path: &Path) -> Result<String, Failure> {
         .map_err(|e| Failure::Unreadable { path: path.to_path_buf(), why: e.to_string() })
 }
 
-/// "0.52" -> 52 (hundredths).
+/// "0.52" -> 52 (hundredths); None when it is not a number or too large.
 fn parse_hundredths(s: &str) -> Option<u32> {
     let (int, frac) = s.split_once('.').unwrap_or((s, "0"));
     let int: u32 = int.parse().ok()?;
     let frac: String = frac.chars().chain("00".chars()).take(2).collect();
-    Some(int * 100 + frac.parse::<u32>().ok()?)
+    // A load too large for u32 hundredths is unreadable, not wrapped to a
+    // small one (found by the proc_files fuzz target).
+    int.checked_mul(100)?.checked_add(frac.parse::<u32>().ok()?)
+}
+
+/// The 1, 5 and 15 minute load averages of /proc/loadavg, in hundredths
+/// (None: a field missing or not a number). Pure (fuzzed: tests/fuzz).
+pub(crate) fn load_averages(text: &str) -> [Option<u32>; 3] {
+    let mut fields = text.split_whitespace();
+    [(); 3].map(|()| fields.next().and_then(parse_hundredths))
+}
+
+/// MemAvailable of /proc/meminfo, in kB. Pure (fuzzed).
+pub(crate) fn mem_available(text: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix("MemAvailable:")).and_then(|r| r.split_whitespace().next()).and_then(|n| n.parse::<u64>().ok())
 }
 
 /// Split an argv into program and arguments without allocating.
@@ -116,9 +130,7 @@ impl Checker {
         if w.max_load1.is_some() || w.max_load5.is_some() || w.max_load15.is_some() {
             let path = Path::new("/proc/loadavg");
             let text = read_text(files, path)?;
-            let mut fields = text.split_whitespace();
-            for (minutes, max) in [(1u8, w.max_load1), (5, w.max_load5), (15, w.max_load15)] {
-                let seen = fields.next().and_then(parse_hundredths);
+            for ((minutes, max), seen) in [(1u8, w.max_load1), (5, w.max_load5), (15, w.max_load15)].into_iter().zip(load_averages(&text)) {
                 if let (Some(max), Some(seen)) = (max, seen) {
                     if seen > max.0 {
                         return Err(Failure::Load { minutes, seen, max: max.0 });
@@ -129,12 +141,8 @@ impl Checker {
         if let Some(min_kb) = w.min_memory_kb {
             let path = Path::new("/proc/meminfo");
             let text = read_text(files, path)?;
-            let avail = text
-                .lines()
-                .find_map(|l| l.strip_prefix("MemAvailable:"))
-                .and_then(|r| r.split_whitespace().next())
-                .and_then(|n| n.parse::<u64>().ok())
-                .ok_or_else(|| Failure::Unreadable { path: path.into(), why: "no MemAvailable line".into() })?;
+            let avail =
+                mem_available(&text).ok_or_else(|| Failure::Unreadable { path: path.into(), why: "no MemAvailable line".into() })?;
             if avail < min_kb {
                 return Err(Failure::Memory { available_kb: avail, min_kb });
             }
@@ -275,6 +283,15 @@ mod tests {
     use crate::config::watchdog::{Load, Seconds};
     use crate::seam::fake::FakeBoard;
     use crate::seam::Output;
+
+    #[test]
+    fn a_load_too_large_is_unreadable_not_wrapped() {
+        // Fuzz regression (tests/fuzz/regressions/proc_files): 42949673
+        // * 100 overflowed u32 (a panic with overflow checks, 0.04 without).
+        assert_eq!(load_averages("0.52 42949673.00 341.5\n"), [Some(52), None, Some(34150)]);
+        assert_eq!(load_averages("42949672.95 4294967.3 x"), [Some(u32::MAX), Some(429496730), None]);
+        assert_eq!(load_averages(""), [None, None, None]);
+    }
 
     fn wd() -> Watchdog {
         *crate::config::parse_bytes("t.toml", b"[board]\nname = \"t\"\n[watchdog]\ntimeout = 10\n").unwrap().profile.watchdog.unwrap()

@@ -129,7 +129,7 @@ impl RealNetif {
 
 /// The interface names in /proc/net/dev: two header lines, then one
 /// `NAME: counters` line per interface of the network namespace.
-fn proc_net_dev_names(text: &str) -> Vec<IfName> {
+pub(crate) fn proc_net_dev_names(text: &str) -> Vec<IfName> {
     text.lines().skip(2).filter_map(|l| l.split(':').next()?.trim().parse().ok()).collect()
 }
 

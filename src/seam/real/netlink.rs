@@ -84,28 +84,8 @@ impl Rtnl {
     fn receive(&mut self, seq: u32, mut each: impl FnMut(u16, &[u8])) -> io::Result<()> {
         loop {
             let n = self.sock.recv(&mut &mut self.buf[..], 0)?.min(self.buf.len());
-            let mut off = 0;
-            while off + NLMSG_HDRLEN <= n {
-                let b = &self.buf[off..n];
-                let len = u32::from_ne_bytes(b[0..4].try_into().expect("4 bytes")) as usize;
-                if len < NLMSG_HDRLEN || len > b.len() {
-                    return Err(io::Error::other("truncated netlink message"));
-                }
-                let kind = u16::from_ne_bytes(b[4..6].try_into().expect("2 bytes"));
-                let this_seq = u32::from_ne_bytes(b[8..12].try_into().expect("4 bytes"));
-                let payload = &b[NLMSG_HDRLEN..len];
-                off += (len + 3) & !3;
-                if this_seq != seq {
-                    continue;
-                }
-                match kind {
-                    NLMSG_DONE => return Ok(()),
-                    NLMSG_ERROR => {
-                        let code = payload.get(0..4).map_or(-nix::libc::EIO, |c| i32::from_ne_bytes(c.try_into().expect("4 bytes")));
-                        return if code == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(-code)) };
-                    }
-                    _ => each(kind, payload),
-                }
+            if let Some(end) = walk(&self.buf[..n], seq, &mut each) {
+                return end;
             }
         }
     }
@@ -127,26 +107,8 @@ impl Rtnl {
             if kind != RTM_NEWADDR {
                 return;
             }
-            let a = match AddressMessage::parse(payload) {
-                Ok(a) => a,
-                Err(e) => return log::debug!("rtnetlink: skipped an address: {e}"),
-            };
-            if a.header.index != index {
-                return;
-            }
-            let mut local = None;
-            let mut address = None;
-            for attr in &a.attributes {
-                match attr {
-                    AddressAttribute::Local(ip) => local = Some(*ip),
-                    AddressAttribute::Address(ip) => address = Some(*ip),
-                    _ => {}
-                }
-            }
-            // IPv4: IFA_LOCAL is the address (IFA_ADDRESS is the peer on
-            // point-to-point links); IPv6 has only IFA_ADDRESS.
-            if let Some(addr) = local.or(address) {
-                out.push(IpNet { addr, prefix: a.header.prefix_len });
+            if let Some(net) = address(payload, index) {
+                out.push(net);
             }
         })?;
         Ok(out)
@@ -176,11 +138,7 @@ impl Rtnl {
             if kind != RTM_NEWROUTE {
                 return;
             }
-            let r = match RouteMessage::parse(payload) {
-                Ok(r) => r,
-                Err(e) => return log::debug!("rtnetlink: skipped a route: {e}"),
-            };
-            if let Some(e) = entry(&r) {
+            if let Some(e) = route(payload) {
                 out.push(e);
             }
         })?;
@@ -336,6 +294,90 @@ fn link_kind(info: &[u8]) -> Kind {
     }
 }
 
+/// Walk one datagram of netlink messages (`buf`, as received), handing
+/// each message of request `seq` to `each(type, payload)`. Some when the
+/// answer ended: NLMSG_DONE or a zero NLMSG_ERROR (an ACK) is Ok, any
+/// other NLMSG_ERROR its errno, a message whose length does not fit an
+/// error. None: read the next datagram. Pure (fuzzed: tests/fuzz).
+pub(crate) fn walk(buf: &[u8], seq: u32, each: &mut dyn FnMut(u16, &[u8])) -> Option<io::Result<()>> {
+    let mut off = 0;
+    while off + NLMSG_HDRLEN <= buf.len() {
+        let b = &buf[off..];
+        let len = u32::from_ne_bytes(b[0..4].try_into().expect("4 bytes")) as usize;
+        if len < NLMSG_HDRLEN || len > b.len() {
+            return Some(Err(io::Error::other("truncated netlink message")));
+        }
+        let kind = u16::from_ne_bytes(b[4..6].try_into().expect("2 bytes"));
+        let this_seq = u32::from_ne_bytes(b[8..12].try_into().expect("4 bytes"));
+        let payload = &b[NLMSG_HDRLEN..len];
+        off += (len + 3) & !3;
+        if this_seq != seq {
+            continue;
+        }
+        match kind {
+            NLMSG_DONE => return Some(Ok(())),
+            NLMSG_ERROR => {
+                let code = payload.get(0..4).map_or(-nix::libc::EIO, |c| i32::from_ne_bytes(c.try_into().expect("4 bytes")));
+                // i32::MIN has no positive errno: report it as EIO.
+                return Some(if code == 0 {
+                    Ok(())
+                } else {
+                    Err(io::Error::from_raw_os_error(code.checked_neg().unwrap_or(nix::libc::EIO)))
+                });
+            }
+            _ => each(kind, payload),
+        }
+    }
+    None
+}
+
+/// The address an RTM_NEWADDR payload carries, if it is of interface
+/// `index`. Pure (fuzzed).
+pub(crate) fn address(payload: &[u8], index: u32) -> Option<IpNet> {
+    let a = match AddressMessage::parse(payload) {
+        Ok(a) => a,
+        Err(e) => {
+            log::debug!("rtnetlink: skipped an address: {e}");
+            return None;
+        }
+    };
+    if a.header.index != index {
+        return None;
+    }
+    let mut local = None;
+    let mut address = None;
+    for attr in &a.attributes {
+        match attr {
+            AddressAttribute::Local(ip) => local = Some(*ip),
+            AddressAttribute::Address(ip) => address = Some(*ip),
+            _ => {}
+        }
+    }
+    // IPv4: IFA_LOCAL is the address (IFA_ADDRESS is the peer on
+    // point-to-point links); IPv6 has only IFA_ADDRESS.
+    let addr = local.or(address)?;
+    net(addr, a.header.prefix_len)
+}
+
+/// An [`IpNet`], if the prefix fits the family: a reply is not trusted
+/// to, and a prefix over 32 or 128 would overflow the masks.
+fn net(addr: IpAddr, prefix: u8) -> Option<IpNet> {
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    (prefix <= max).then_some(IpNet { addr, prefix })
+}
+
+/// The main-table unicast route an RTM_NEWROUTE payload carries. Pure
+/// (fuzzed).
+pub(crate) fn route(payload: &[u8]) -> Option<RouteEntry> {
+    match RouteMessage::parse(payload) {
+        Ok(r) => entry(&r),
+        Err(e) => {
+            log::debug!("rtnetlink: skipped a route: {e}");
+            None
+        }
+    }
+}
+
 fn ip(a: &RouteAddress) -> Option<IpAddr> {
     match a {
         RouteAddress::Inet(v4) => Some(IpAddr::V4(*v4)),
@@ -367,6 +409,6 @@ fn entry(r: &RouteMessage) -> Option<RouteEntry> {
         return None;
     }
     let unspecified = if v4 { IpAddr::V4(Ipv4Addr::UNSPECIFIED) } else { IpAddr::V6(Ipv6Addr::UNSPECIFIED) };
-    let dst = IpNet { addr: dst.unwrap_or(unspecified), prefix: r.header.destination_prefix_length };
+    let dst = net(dst.unwrap_or(unspecified), r.header.destination_prefix_length)?;
     Some(RouteEntry { dst, via, oif, metric })
 }

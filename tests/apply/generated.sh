@@ -1,0 +1,207 @@
+#!/bin/bash
+# The scripts run inside the sandbox are single-quoted on purpose.
+# shellcheck disable=SC2016 source-path=SCRIPTDIR
+# Every profile `check` accepts must load. GEN_COUNT (default 300) profiles
+# from tests/apply/genprofiles.py (seed GEN_SEED, default 1; every key of
+# the schema, some draws invalid on purpose). For each:
+#
+#   - `check` accepts it (exit 0) or refuses it with exit 2 and a
+#     FILE:LINE:COLUMN: KEY: error; anything else fails;
+#   - accepted: `firewall render` for nftables loads with the real `nft -f`,
+#     for iptables the IPv4 half with `iptables-restore --noflush` and the
+#     IPv6 half with `ip6tables-restore --noflush`, in a network namespace
+#     (nbrlg) that holds every interface the generator names (veth);
+#   - its /etc/exports (from `plan --root`) passes the real `exportfs -ra`
+#     with no complaint, in a private mount namespace whose /etc is an
+#     overlay and /srv a tmpfs holding the export paths (the machine's
+#     exports are never touched);
+#   - its Samba include passes `testparm -s` (loaded, no unknown or
+#     invalid parameter);
+#   - every tenth (named eth0 = WAN, eth1 = LAN by the generator), the
+#     nftables rule set loaded in a board-shaped namespace (prefix nbrl,
+#     scripts/lib/netns.sh): a WAN TCP port the profile opens accepts a
+#     connection from the WAN host, port 2223 (opened by none) does not.
+# About 2 minutes for 300 (nasboot, nft and testparm each a process).
+#
+#   tests/apply/generated.sh            # uses $NASBOOT_DIST or target/dist
+set -eu
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib.sh
+. "$TOP/tests/lib.sh"
+# shellcheck source=scripts/lib/netns.sh
+. "$TOP/scripts/lib/netns.sh"
+# shellcheck source=tests/firewall/lib.sh
+. "$TOP/tests/firewall/lib.sh"
+
+fw_packages
+t_need nfs-kernel-server samba-common-bin util-linux
+
+read -ra NB <<<"$(nasboot_for host)"
+if [ ! -x "${NB[0]}" ]; then
+	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
+	exit 1
+fi
+COUNT=${GEN_COUNT:-300}
+SEED=${GEN_SEED:-1}
+P=nbrl
+NS=nbrlg
+
+W=$(mktemp -d /tmp/nasboot-gen.XXXXXX)
+chmod 755 "$W"
+cleanup() {
+	fw_board_down "$P"
+	ip netns del "$NS" 2>/dev/null || true
+	ip netns del "${NS}p" 2>/dev/null || true
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+/usr/bin/python3 "$TOP/tests/apply/genprofiles.py" "$SEED" "$COUNT" "$W/p"
+
+ip netns add "$NS"
+ip netns add "${NS}p"
+ip -n "$NS" link set lo up
+i=0
+for name in eth0 eth1 eth2 lan0 wan0 br-x; do
+	i=$((i + 1))
+	ip link add "nbrlg$i" type veth peer name "nbrlgp$i"
+	ip link set "nbrlg$i" netns "$NS"
+	ip -n "$NS" link set "nbrlg$i" name "$name" up
+	ip link set "nbrlgp$i" netns "${NS}p"
+done
+in_ns() { ip netns exec "$NS" "$@"; }
+
+accepted=0 refused=0 nft_ok=0 ipt_ok=0 exp_files=0 smb_files=0 probed=0
+bad_status="" bad_nft="" bad_ipt="" bad_smb=""
+mkdir -p "$W/root/etc" "$W/exports" "$W/smb"
+for f in "$W"/p/*.toml; do
+	n=${f##*/}
+	n=${n%.toml}
+	set +e
+	"${NB[@]}" -q check -c "$f" >/dev/null 2>"$W/p/$n.err"
+	st=$?
+	set -e
+	case $st in
+	0) accepted=$((accepted + 1)) ;;
+	2)
+		if grep -q "^nasboot: $f:[1-9][0-9]*:[1-9][0-9]*: [^ ]*: " "$W/p/$n.err"; then
+			refused=$((refused + 1))
+		else
+			bad_status+=" $n(no location)"
+		fi
+		continue
+		;;
+	*)
+		bad_status+=" $n(exit $st)"
+		continue
+		;;
+	esac
+	# nftables, loaded for real.
+	if "${NB[@]}" -q -c "$f" firewall render --backend nftables >"$W/p/$n.nft" 2>"$W/p/$n.nft.err" &&
+		in_ns nft -f "$W/p/$n.nft" 2>"$W/p/$n.nft.load"; then
+		nft_ok=$((nft_ok + 1))
+	else
+		bad_nft+=" $n"
+	fi
+	# iptables: the two halves, split at the IPv6 file's header comment.
+	if "${NB[@]}" -q -c "$f" firewall render --backend iptables >"$W/p/$n.ipt" 2>"$W/p/$n.ipt.err"; then
+		awk -v a="$W/p/$n.v4" -v b="$W/p/$n.v6" '/^# .*ip6tables-restore/ { six = 1 } { print > (six ? b : a) }' "$W/p/$n.ipt"
+		if [ ! -s "$W/p/$n.ipt" ] && grep -qx 'profile off' "$W/p/$n.want"; then
+			ipt_ok=$((ipt_ok + 1)) # "off" on iptables: nothing to load
+		elif in_ns iptables-restore --noflush <"$W/p/$n.v4" 2>"$W/p/$n.v4.load" &&
+			in_ns ip6tables-restore --noflush <"$W/p/$n.v6" 2>"$W/p/$n.v6.load"; then
+			ipt_ok=$((ipt_ok + 1))
+		else
+			bad_ipt+=" $n"
+		fi
+	else
+		bad_ipt+=" $n(render)"
+	fi
+	# The files `plan` would write, from an empty --root.
+	# (--root relocates the profile too.)
+	cp "$f" "$W/root/etc/nasboot.toml"
+	in_ns "${NB[@]}" --root "$W/root" plan >"$W/p/$n.plan" 2>/dev/null || true
+	awk -v out="$W/exports/$n" -v smb="$W/smb/$n.conf" '
+		/^--- / { file = ""; if ($2 == "/etc/exports") file = out; else if ($2 == "/etc/samba/nasboot.conf") file = smb; next }
+		file != "" { print > file }' "$W/p/$n.plan"
+	[ -f "$W/exports/$n" ] && exp_files=$((exp_files + 1))
+	if [ -f "$W/smb/$n.conf" ]; then
+		smb_files=$((smb_files + 1))
+		printf '[global]\n   include = %s\n' "$W/smb/$n.conf" >"$W/smb/$n.wrap"
+		if testparm -s "$W/smb/$n.wrap" >/dev/null 2>"$W/smb/$n.err" && grep -q "Loaded services file OK." "$W/smb/$n.err" &&
+			! grep -Eiq 'unknown parameter|invalid|error' "$W/smb/$n.err"; then :; else
+			bad_smb+=" $n"
+		fi
+	fi
+done
+t_check "generated: every profile accepted (exit 0) or refused with exit 2 at FILE:LINE:COLUMN: KEY" test -z "$bad_status"
+[ -z "$bad_status" ] || echo "    bad: $bad_status"
+echo "    $COUNT generated (seed $SEED): $accepted accepted, $refused refused"
+if [ "$accepted" -ge $((COUNT / 4)) ]; then t_ok "generated: $accepted of $COUNT accepted"; else t_fail "generated: only $accepted of $COUNT accepted"; fi
+t_eq "generated: every accepted nftables rule set loads with nft ($nft_ok)" "" "$bad_nft"
+t_eq "generated: every accepted iptables rule set loads with iptables-restore and ip6tables-restore ($ipt_ok)" "" "$bad_ipt"
+t_eq "generated: every Samba include passes testparm ($smb_files)" "" "$bad_smb"
+for n in $bad_nft; do head -3 "$W/p/$n.nft.load" | sed "s/^/    $n: /"; done
+for n in $bad_ipt; do cat "$W/p/${n%(*}".v[46].load 2>/dev/null | head -3 | sed "s/^/    $n: /"; done
+
+# exportfs, every export table in one sandbox: /etc an overlay, /srv a
+# tmpfs with the paths, /var/lib/nfs and /proc/fs/nfsd scratch.
+cat "$W"/p/*.toml | sed -n 's/^path = //p' | sort -u >"$W/paths"
+unshare -m -- bash -c '
+	set -eu
+	W=$1
+	mount --make-rprivate /
+	mkdir -p "$W/fs"
+	mount -t tmpfs -o size=16m nbrlgen "$W/fs"
+	mkdir "$W/fs/upper" "$W/fs/work" "$W/fs/lib" "$W/fs/srv"
+	mount -t overlay overlay -o "lowerdir=/etc,upperdir=$W/fs/upper,workdir=$W/fs/work" /etc
+	mount --bind "$W/fs/lib" /var/lib/nfs
+	mkdir -p /srv
+	mount --bind "$W/fs/srv" /srv
+	mkdir -p /proc/fs/nfsd 2>/dev/null || true
+	mount -t tmpfs -o size=64k nbrlgnfsd /proc/fs/nfsd
+	# The generator'"'"'s host names (host1..host9), resolvable.
+	for i in 1 2 3 4 5 6 7 8 9; do echo "192.0.2.$i host$i" >>/etc/hosts; done
+	/usr/bin/python3 -c "
+import json, os, sys
+for line in open(sys.argv[1]):
+    os.makedirs(json.loads(line), exist_ok=True)
+" "$W/paths"
+	: >"$W/exportfs.bad"
+	for e in "$W"/exports/*; do
+		cp "$e" /etc/exports
+		if ! exportfs -ra >"$e.out" 2>&1 || [ -s "$e.out" ]; then
+			echo "${e##*/}" >>"$W/exportfs.bad"
+		fi
+	done
+' sandbox "$W"
+t_eq "generated: every export table passes exportfs -ra without a message ($exp_files)" "" "$(tr '\n' ' ' <"$W/exportfs.bad")"
+while read -r n; do head -3 "$W/exports/$n.out" | sed "s/^/    $n: /"; done <"$W/exportfs.bad"
+
+# The semantic probe on the tenth profiles: WAN port open or closed.
+fw_board_up "$P"
+box() { ip netns exec "${P}box" "$@"; }
+connects() { ip netns exec "${P}wan" socat -u OPEN:/dev/null "TCP4:$NETNS_WAN_BOX:$1,connect-timeout=2" 2>/dev/null; }
+probe_bad=""
+for f in "$W"/p/*0.toml; do
+	n=${f##*/}
+	n=${n%.toml}
+	[ -f "$W/p/$n.nft" ] || continue
+	read -r _ kind <"$W/p/$n.want"
+	[ "$kind" = off ] && continue
+	open=$(sed -n 's/^tcp //p' "$W/p/$n.want" | tr ' ' '\n' | grep -vx '' | head -1 || true)
+	box nft flush ruleset
+	box nft -f "$W/p/$n.nft" || { probe_bad+=" $n(load)"; continue; }
+	fw_listen "${P}box" -u TCP4-LISTEN:2223,fork,reuseaddr OPEN:/dev/null
+	[ -n "$open" ] && fw_listen "${P}box" -u "TCP4-LISTEN:$open,fork,reuseaddr" OPEN:/dev/null
+	sleep 0.2
+	if connects 2223; then probe_bad+=" $n(2223 open)"; fi
+	if [ -n "$open" ] && ! connects "$open"; then probe_bad+=" $n($open closed)"; fi
+	fw_stop_listeners
+	probed=$((probed + 1))
+done
+t_eq "generated: semantic probe on $probed profiles (a WAN port opened is open, one not is closed)" "" "$probe_bad"
+if [ "$probed" -ge 3 ]; then t_ok "generated: $probed profiles probed"; else t_fail "generated: only $probed profiles probed"; fi
+echo "    loaded: nft $nft_ok, iptables $ipt_ok; exports $exp_files; smb includes $smb_files; probed $probed"
+t_done
