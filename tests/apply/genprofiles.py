@@ -5,7 +5,8 @@ genprofiles.py SEED COUNT DIR writes DIR/NNNN.toml, COUNT profiles drawn
 from the schema (board/reference.toml names every key): interfaces with
 roles, methods, addresses, routes, MTU and ethtool knobs; every firewall
 key and value (profiles, backends, hooks, services, ports, pinned NFS
-ports, local port range, log, forward); sysctl presets and keys; storage;
+ports, local port range, log, forward with flow_offload, nat_reflection
+and port forwards), bridges with ports and stp; sysctl presets and keys; storage;
 NFS exports (paths with spaces and the characters exports(5) escapes,
 clients of every kind, every option) and Samba shares. Some draws are
 invalid on purpose (a port inside the local range, a service port twice,
@@ -60,6 +61,12 @@ def profile(r, n):
         role = r.choice(["lan", "wan", "lan", "wan", "none"]) if i > 1 else ("wan" if i == 0 else "lan")
         roles[name] = role
         s = f"[[interface]]\nname = {q(name)}\nrole = \"{role}\"\n"
+        if name == "br-x" and r.random() < 0.7:
+            # A bridge over ports the profile names nowhere else (the
+            # rule sets name only the bridge).
+            s += f"kind = \"bridge\"\nports = {tlist(q(p) for p in r.sample(['gp0', 'gp1', 'gp2'], r.randint(0, 2)))}\n"
+            if r.random() < 0.3:
+                s += f"stp = {r.choice(['true', 'false'])}\n"
         method = r.choice(["static", "static", "dhcp"]) if role != "lan" else "static"
         s += f"method = \"{method}\"\n"
         if method == "static":
@@ -101,9 +108,26 @@ def profile(r, n):
     if r.random() < 0.3:
         fw.append(f"log = {r.choice(['true', 'false'])}")
         fw.append(f"log_rate = {r.choice([1, 10, 60])}")
+    forwards = []
     if r.random() < 0.3:
-        fw.append(f"forward = {r.choice(['true', 'false'])}")
+        forward = r.choice(['true', 'false'])
+        fw.append(f"forward = {forward}")
+        if forward == "true":
+            # The host kernel has no nf_flow_table, and these rule sets are
+            # loaded as rendered: the flowtable one is the board's to load
+            # (tests/firewall/board-router.sh).
+            fw.append("flow_offload = \"off\"")
+            if r.random() < 0.5:
+                fw.append(f"nat_reflection = {r.choice(['true', 'false'])}")
+            lans = [i for i, n in enumerate(names) if roles[n] == "lan"]
+            for k in range(r.randint(0, 2) if lans else 0):
+                i = r.choice(lans)
+                # Sometimes outside every LAN network, or a WAN port twice:
+                # refused.
+                host = r.choice([f"192.168.{10 + i}.{50 + k}", f"192.168.{10 + i}.{50 + k}", "10.99.0.1"])
+                forwards.append(f"[[firewall.port_forward]]\nproto = \"{r.choice(['tcp', 'udp'])}\"\nwan_port = {r.choice([2222, 8023, 8022, 2222])}\nto = \"{host}:{r.choice([22, 80, 51820])}\"\n")
     out.append("\n".join(fw) + "\n")
+    out.extend(forwards)
     if r.random() < 0.4:
         out.append(f"[sysctl]\npreset = \"slow-cpu-nas\"\n")
     if r.random() < 0.2:
