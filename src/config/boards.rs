@@ -5,6 +5,7 @@ use super::parse_bytes;
 const BOARDS: &[(&str, &str)] = &[
     ("board/bubba2.toml", include_str!("../../board/bubba2.toml")),
     ("board/wndr3700.toml", include_str!("../../board/wndr3700.toml")),
+    ("board/wndr3700-router.toml", include_str!("../../board/wndr3700-router.toml")),
     ("board/sparc-hme.toml", include_str!("../../board/sparc-hme.toml")),
     ("board/qemu-malta.toml", include_str!("../../board/qemu-malta.toml")),
     ("board/reference.toml", include_str!("../../board/reference.toml")),
