@@ -16,6 +16,13 @@
 #   busybox-<arch>-<hash>/busybox  Debian's busybox source, defconfig, static
 #   nft-<arch>-<hash>/nft          Debian's libmnl, libnftnl and nftables
 #                                  sources, static (mini-gmp, no cli, no json)
+#   iptables-<arch>-<hash>/xtables-legacy-multi
+#                                  Debian's iptables source, static, legacy
+#                                  only (iptables-restore, ip6tables-restore,
+#                                  -save: the multi-call binary's names)
+#   ethtool-<arch>-<hash>/ethtool  Debian's ethtool source, static, ioctl
+#                                  only (SIOCETHTOOL: the NIC suite's
+#                                  witness for rings, offloads and pause)
 #
 # The time each build took is in its directory's .done (seconds=N).
 
@@ -27,6 +34,8 @@ BOARD_BUSYBOX_DEB_VERSION=${NASBOOT_BOARD_BUSYBOX_VERSION:-1:1.35.0-4+deb12u1}
 BOARD_LIBMNL_DEB_VERSION=1.0.4-3
 BOARD_LIBNFTNL_DEB_VERSION=1.2.4-2
 BOARD_NFTABLES_DEB_VERSION=1.0.6-2+deb12u2
+BOARD_ETHTOOL_DEB_VERSION=1:6.1-1
+BOARD_IPTABLES_DEB_VERSION=1.8.9-2
 # make -j: the machines are 2 shared cores.
 BOARD_BUILD_JOBS=${NASBOOT_BUILD_JOBS:-2}
 
@@ -126,8 +135,7 @@ board_kernel_check() {
 }
 
 board_kernel_build() {
-    # shellcheck disable=SC2318 # out: the caller's dir is the same path (TODO: $1.build, with the next kernel rebuild)
-    local dir=$1 src=$2 out=$dir.build log
+    local dir=$1 src=$2 out=$1.build log
     local -a frags
     mapfile -t frags < <(board_kernel_fragments)
     rm -rf "$out"
@@ -278,13 +286,116 @@ board_nft_build() {
     board_say "nft built in $((SECONDS - t0)) s: $dir/nft"
 }
 
+# nft is built when its sources can be had: NASBOOT_BOARD_NFT=auto (the
+# default) records a failed build in <dir>.failed and goes on without nft
+# (the board then has iptables-restore only, and says so once a run);
+# =yes makes the failure fatal and tries again; =no skips it.
 board_nft_ensure() {
-    local dir
+    local dir mode=${NASBOOT_BOARD_NFT:-auto}
+    # shellcheck disable=SC2034 # read by run.sh
+    BOARD_NFT=''
+    case $mode in
+        no) return 0 ;;
+        auto | yes) ;;
+        *) board_die "NASBOOT_BOARD_NFT must be auto, yes or no (got '$mode')" ;;
+    esac
     dir=$(board_nft_dir)
     if [ ! -f "$dir/.done" ]; then
+        if [ "$mode" = auto ] && [ -f "$dir.failed" ]; then
+            board_say "--board $BOARD_NAME: no nft: $(cat "$dir.failed") (NASBOOT_BOARD_NFT=yes tries again)"
+            return 0
+        fi
         board_build_apt "gcc-${BOARD_CROSS%-}" dpkg-dev make pkg-config bison flex
-        board_nft_build "$dir"
+        if [ "$mode" = yes ]; then
+            board_nft_build "$dir"
+        elif ! (board_nft_build "$dir"); then
+            echo "its build failed on $(date -u +%F) (log $dir.build/build.log)" >"$dir.failed"
+            board_say "--board $BOARD_NAME: no nft: the build failed (above); going on with iptables-restore only"
+            return 0
+        fi
+    fi
+    BOARD_NFT=$dir/nft
+}
+
+# ------------------------------------------------------------- iptables ---
+
+board_iptables_dir() {
+    echo "$BOARD_BUILD_CACHE/iptables-$BOARD_ARCH-$(board_build_hash "$BOARD_IPTABLES_DEB_VERSION" "$(declare -f board_iptables_build board_nft_autotools)")"
+}
+
+board_iptables_build() {
+    local dir=$1 out=$1.build log src
+    rm -rf "$out"
+    mkdir -p "$out"
+    log=$out/build.log
+    local t0=$SECONDS
+    board_say "iptables $BOARD_IPTABLES_DEB_VERSION for $BOARD_ARCH, static, legacy (log $log)"
+    src=$(board_build_source iptables "$BOARD_IPTABLES_DEB_VERSION" "$out/src")
+    board_nft_autotools "$log" iptables "$src" "$out/prefix" --disable-nftables --disable-bpf-compiler \
+        --disable-nfsynproxy --disable-libipq --disable-connlabel --disable-devel
+    # The extensions are built in (--disable-shared); -all-static makes the
+    # program itself static.
+    rm -f "$src/iptables/xtables-legacy-multi"
+    board_build_step "$log" "iptables static link" make -C "$src/iptables" xtables-legacy-multi LDFLAGS=-all-static
+    cp "$src/iptables/xtables-legacy-multi" "$out/xtables-legacy-multi"
+    "${BOARD_CROSS}strip" "$out/xtables-legacy-multi"
+    if "${BOARD_CROSS}readelf" -l "$out/xtables-legacy-multi" | grep -q 'INTERP'; then
+        board_build_die "iptables static link" "$out/xtables-legacy-multi is not static"
+    fi
+    rm -rf "$out/src" "$out/prefix"
+    printf 'seconds=%d\n' $((SECONDS - t0)) >"$out/.done"
+    rm -rf "$dir"
+    mv "$out" "$dir"
+    board_say "iptables built in $((SECONDS - t0)) s: $dir/xtables-legacy-multi"
+}
+
+board_iptables_ensure() {
+    local dir
+    dir=$(board_iptables_dir)
+    if [ ! -f "$dir/.done" ]; then
+        board_build_apt "gcc-${BOARD_CROSS%-}" dpkg-dev make pkg-config
+        board_iptables_build "$dir"
     fi
     # shellcheck disable=SC2034 # read by run.sh
-    BOARD_NFT=$dir/nft
+    BOARD_IPTABLES=$dir/xtables-legacy-multi
+}
+
+# --------------------------------------------------------------- ethtool ---
+
+board_ethtool_dir() {
+    echo "$BOARD_BUILD_CACHE/ethtool-$BOARD_ARCH-$(board_build_hash "$BOARD_ETHTOOL_DEB_VERSION" "$(declare -f board_ethtool_build)")"
+}
+
+board_ethtool_build() {
+    local dir=$1 out=$1.build log src
+    rm -rf "$out"
+    mkdir -p "$out"
+    log=$out/build.log
+    local t0=$SECONDS
+    board_say "ethtool $BOARD_ETHTOOL_DEB_VERSION for $BOARD_ARCH, static, ioctl only (log $log)"
+    src=$(board_build_source ethtool "$BOARD_ETHTOOL_DEB_VERSION" "$out/src")
+    (
+        cd "$src" || exit 1
+        ./configure --host="${BOARD_CROSS%-}" --disable-netlink --disable-pretty-dump \
+            CC="${BOARD_CROSS}gcc" CFLAGS="-Os -pipe" LDFLAGS=-static
+    ) >>"$log" 2>&1 || { tail -n 25 "$log" | sed 's/^/  | /' >&2; board_build_die "ethtool configure" "log $log"; }
+    board_build_step "$log" "ethtool build" make -C "$src" -j"$BOARD_BUILD_JOBS" ethtool
+    cp "$src/ethtool" "$out/ethtool"
+    "${BOARD_CROSS}strip" "$out/ethtool"
+    rm -rf "$out/src"
+    printf 'seconds=%d\n' $((SECONDS - t0)) >"$out/.done"
+    rm -rf "$dir"
+    mv "$out" "$dir"
+    board_say "ethtool built in $((SECONDS - t0)) s: $dir/ethtool"
+}
+
+board_ethtool_ensure() {
+    local dir
+    dir=$(board_ethtool_dir)
+    if [ ! -f "$dir/.done" ]; then
+        board_build_apt "gcc-${BOARD_CROSS%-}" dpkg-dev make
+        board_ethtool_build "$dir"
+    fi
+    # shellcheck disable=SC2034 # read by run.sh
+    BOARD_ETHTOOL=$dir/ethtool
 }

@@ -170,7 +170,8 @@ board_ensure_ready() {
 # A built board (--board ppc): host tools and QEMU with its firmware, then
 # the kernel, BusyBox and nft from the cache, building what is missing,
 # one build at a time (a lock in the cache: parallel suites wait). Sets
-# BOARD_KERNEL, BOARD_BUSYBOX, BOARD_NFT.
+# BOARD_KERNEL, BOARD_BUSYBOX, BOARD_IPTABLES, BOARD_ETHTOOL and BOARD_NFT
+# (empty when nft could not be built: board_nft_ensure).
 board_fetch_built() {
     local cmd pkg missing=()
     while read -r cmd pkg; do
@@ -186,6 +187,8 @@ board_fetch_built() {
     flock 7
     board_kernel_ensure
     board_busybox_ensure
+    board_iptables_ensure
+    board_ethtool_ensure
     board_nft_ensure
     exec 7>&-
 }

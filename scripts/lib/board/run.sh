@@ -193,8 +193,14 @@ board_run_root() {
     fi
     if [ "$BOARD_KIND" = built ]; then
         cp "$BOARD_BUSYBOX" "$stage/root/bin/busybox"
-        cp "$BOARD_NFT" "$stage/root/usr/sbin/nft"
-        # nft's static glibc reads names from these (the files NSS backend).
+        [ -z "$BOARD_NFT" ] || cp "$BOARD_NFT" "$stage/root/usr/sbin/nft"
+        cp "$BOARD_ETHTOOL" "$stage/root/usr/sbin/ethtool"
+        cp "$BOARD_IPTABLES" "$stage/root/usr/sbin/xtables-legacy-multi"
+        local n
+        for n in iptables iptables-restore iptables-save ip6tables ip6tables-restore ip6tables-save; do
+            ln -s xtables-legacy-multi "$stage/root/usr/sbin/$n"
+        done
+        # nft's and iptables' static glibc read names from these (NSS files).
         local f
         for f in /etc/protocols /etc/services; do
             [ ! -f "$f" ] || cp "$f" "$stage/root/etc/"
