@@ -15,6 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 # shellcheck source=tests/beboard.sh
 . "$here/../beboard.sh"
+BE_NEED_BIN=0
 be_setup bad-input
 
 # run NAME ARGS...: the harness with its status in rc and its output in $work/NAME.out.

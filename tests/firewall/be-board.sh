@@ -73,7 +73,7 @@ for backend in $backends; do
 		--file "$work/backend:/etc/board/backend" --nic e1000:tap:nbbeL --nic e1000:tap:nbbeW
 	# QEMU holds both taps once the kernel runs; the WAN's moves to its own
 	# namespace, the board still attached.
-	if be_wait_for 'Linux version' 60; then
+	if be_wait_for 'board: init up' 60; then
 		ip -n "$lan" link set nbbeW netns "$wan"
 	fi
 	ip -n "$lan" addr add 192.168.77.1/24 dev nbbeL

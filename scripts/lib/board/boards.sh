@@ -32,6 +32,7 @@ BOARD_NAMES='mipsel ppc'
 #                  NASBOOT_QEMU_DATA replaces it, for the suite that checks
 #                  the message when one is missing)
 #   BOARD_QEMU_PKG the Debian packages with the emulator and its firmware
+#   BOARD_KERNEL_MARK  an ERE the console log matches once the kernel runs
 # shellcheck disable=SC2034  # read by the other parts of scripts/lib/board
 board_select() {
     BOARD_NAME=$1
@@ -50,6 +51,7 @@ board_select() {
             BOARD_TARGET=mipsel-unknown-linux-musl
             BOARD_FIRMWARE=''
             BOARD_QEMU_PKG='qemu-system-mips'
+            BOARD_KERNEL_MARK='Linux version'
             ;;
         ppc)
             BOARD_KIND=built
@@ -65,6 +67,8 @@ board_select() {
             # OpenBIOS stalls ~80 s).
             BOARD_FIRMWARE='qemu/openbios-ppc:qemu-system-data seabios/vgabios-stdvga.bin:seabios'
             BOARD_QEMU_PKG='qemu-system-ppc qemu-system-data seabios'
+            # The banner goes to the boot console (udbg), not the serial log.
+            BOARD_KERNEL_MARK='printk: console \[ttyPZ0\] enabled|Linux version'
             ;;
         *) board_usage_error "--board must be one of: $BOARD_NAMES (got '$1')" ;;
     esac

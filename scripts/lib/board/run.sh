@@ -364,7 +364,7 @@ board_run_outcome() {
         board_say "--board $BOARD_NAME did not reach /init within ${boot_timeout}s (--boot-timeout); console log kept: $log"
     elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
         outcome=timeout
-    elif ! grep -q 'Linux version' "$log"; then
+    elif ! grep -q -E "$BOARD_KERNEL_MARK" "$log"; then
         sed 's/^/qemu: /' "$stage/qemu.out" >&2
         board_die "no kernel output in $log (qemu status $qrc)"
     elif [ "$qrc" != 0 ]; then
