@@ -29,7 +29,7 @@ board_run() {
     local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=256 append='' help=0 boot_timeout=''
     local -a files=() mod_specs=("softdog") no_mods=() with_mods=() nics=() hostfwds=() debs=()
     local -a expect_logs=() reject_logs=() qemu_extra=()
-    local stage='' qrc=0 wall='' outcome='' script_exit='' rc=0 noboot=0
+    local stage='' qrc=0 wall='' outcome='' script_exit='' rc=0 noboot=0 init_wall=''
     local -a load_names=() load_order=() qemu_disk=() qemu_net=()
     local -A load_params=()
     board_run_options "$@"
@@ -334,7 +334,11 @@ board_run_boot() {
         # A boot that has not reached /init in --boot-timeout seconds is
         # stopped: outcome noboot, the console log kept.
         local waited=0
-        while kill -0 "$qpid" 2>/dev/null && ! grep -q 'board: init up' "$log"; do
+        while kill -0 "$qpid" 2>/dev/null; do
+            if grep -q 'board: init up' "$log"; then
+                init_wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+                break
+            fi
             if [ "$waited" -ge $((boot_timeout * 5)) ]; then
                 noboot=1
                 kill "$qpid" 2>/dev/null || true
@@ -382,9 +386,9 @@ board_run_outcome() {
         reset) why=$(grep -o -m1 -E 'softdog: Initiating system reboot|reboot: Restarting system|watchdog[^\r]*reboot' "$log" || true) ;;
         panic) why=$(grep -m1 'Kernel panic' "$log" | tr -d '\r' || true) ;;
     esac
-    board_say "outcome=$outcome${script_exit:+ script_exit=$script_exit} wall=${wall}s${why:+ ($why)}"
+    board_say "outcome=$outcome${script_exit:+ script_exit=$script_exit} wall=${wall}s${init_wall:+ init=${init_wall}s}${why:+ ($why)}"
     if [ -n "$result" ]; then
-        printf 'outcome=%s\nscript_exit=%s\nwall_s=%s\nlog=%s\n' "$outcome" "$script_exit" "$wall" "$log" >"$result"
+        printf 'outcome=%s\nscript_exit=%s\nwall_s=%s\ninit_wall_s=%s\nlog=%s\n' "$outcome" "$script_exit" "$wall" "$init_wall" "$log" >"$result"
     fi
     [ "$keep" = 0 ] || board_say "staging kept in $stage"
 }
