@@ -25,6 +25,15 @@ be_ns "$lan"
 be_ns "$wan"
 
 cat >"$work/guest.sh" <<'GUEST'
+# wait_go: until the host sends a line to port 7000 (this BusyBox nc -l
+# does not end when the peer closes: read the line through a FIFO).
+wait_go() {
+	rm -f /tmp/go
+	mkfifo /tmp/go
+	nc -l -p 7000 >/tmp/go &
+	read -r _ </tmp/go
+	kill $! 2>/dev/null
+}
 mkdir -p /www && echo board >/www/index.html
 for p in 22 80 8080; do httpd -p "$p" -h /www; done
 nasboot -v apply >/tmp/apply 2>&1
@@ -41,7 +50,7 @@ else
 fi
 echo "guest: ct-count-before=$(cat /proc/sys/net/netfilter/nf_conntrack_count)"
 echo "guest: ready"
-nc -l -p 7000 >/dev/null
+wait_go
 echo "guest: ct-count-after=$(cat /proc/sys/net/netfilter/nf_conntrack_count)"
 if [ "$backend" = nftables ]; then
 	# The witness moves: a rule that uses conntrack, then traffic.
@@ -52,7 +61,7 @@ else
 	iptables -t filter -I INPUT 1 -m conntrack --ctstate NEW -j ACCEPT
 fi
 echo "guest: control ready"
-nc -l -p 7000 >/dev/null
+wait_go
 echo "guest: ct-count-control=$(cat /proc/sys/net/netfilter/nf_conntrack_count)"
 GUEST
 
@@ -68,6 +77,10 @@ for backend in $backends; do
 	echo "$backend" >"$work/backend"
 	ip netns exec "$lan" ip tuntap add dev nbbeL mode tap
 	ip netns exec "$lan" ip tuntap add dev nbbeW mode tap
+	ip -n "$lan" addr add 192.168.77.1/24 dev nbbeL
+	ip -n "$lan" addr add fd77::1/64 dev nbbeL nodad
+	ip -n "$lan" link set nbbeL up
+	ip -n "$lan" link set nbbeW up
 	log=$work/firewall-$backend.log
 	be_boot_bg "$lan" "$log" 150 --profile "$work/p.toml" --script "$work/guest.sh" \
 		--file "$work/backend:/etc/board/backend" --nic e1000:tap:nbbeL --nic e1000:tap:nbbeW
@@ -76,13 +89,12 @@ for backend in $backends; do
 	if be_wait_for 'board: init up' 60; then
 		ip -n "$lan" link set nbbeW netns "$wan"
 	fi
-	ip -n "$lan" addr add 192.168.77.1/24 dev nbbeL
-	ip -n "$lan" addr add fd77::1/64 dev nbbeL nodad
-	ip -n "$lan" link set nbbeL up
 	ip -n "$wan" addr add 198.51.100.1/24 dev nbbeW
 	ip -n "$wan" addr add 2001:db8:51::1/64 dev nbbeW nodad
 	ip -n "$wan" link set nbbeW up
 	b=$backend
+	# release: let the guest's `nc -l -p 7000` go on.
+	release() { ip netns exec "$lan" bash -c 'exec 3<>/dev/tcp/192.168.77.2/7000 && echo go >&3' 2>/dev/null; }
 	# reach NS ADDR PORT [nc options]: a TCP connect within 2 s.
 	reach() {
 		local ns=$1 addr=$2 port=$3
@@ -111,12 +123,12 @@ for backend in $backends; do
 		t_check "$b: WAN ping (echo request) dropped" bash -c "! ip netns exec $wan ping -c 1 -W 2 198.51.100.2"
 		ip -n "$wan" route add 192.168.77.0/24 via 198.51.100.2 2>/dev/null || true
 		t_check "$b: WAN to the LAN address dropped (the input interface decides)" bash -c "! ip netns exec $wan nc -z -w 2 192.168.77.2 80"
-		reach "$lan" 192.168.77.2 7000 || true
+		release || true
 		if be_wait_for 'guest: control ready' 20; then
 			be_has "$b: conntrack never engaged: count 0 before the probes" 'guest: ct-count-before=0' "$log"
 			be_has "$b: conntrack never engaged: count 0 after the LAN and WAN probes" 'guest: ct-count-after=0' "$log"
 			ip netns exec "$lan" ping -c 2 -W 3 192.168.77.2 >/dev/null || true
-			reach "$lan" 192.168.77.2 7000 || true
+			release || true
 		else
 			t_fail "$b: the guest never reached its conntrack control"
 		fi
