@@ -314,6 +314,7 @@ board_nft_ensure() {
             return 0
         fi
     fi
+    # shellcheck disable=SC2034 # read by run.sh
     BOARD_NFT=$dir/nft
 }
 

@@ -120,6 +120,9 @@ board_run_check() {
         [ -z "$f" ] || [ -f "$f" ] || board_die "no such file: $f"
     done
     local r
+    for r in "${nics[@]}"; do
+        board_nic_driver "${r%%:*}" >/dev/null
+    done
     for r in "${hostfwds[@]}"; do
         case $r in
             tcp:127.0.0.1:*-:* | udp:127.0.0.1:*-:* | tcp:127.0.0.1:*-10.0.2.15:* | udp:127.0.0.1:*-10.0.2.15:*) ;;
