@@ -12,8 +12,26 @@
 BE_BOARD=${NASBOOT_BE_BOARD:-ppc}
 BE_HARNESS=$T_TOP/scripts/board
 # The nasboot build that ships for the board.
+# BE_WD_IDENTITY: the hardware watchdog's WDIOC_GETSUPPORT identity;
+# BE_WD_FIRED: what the console says when it resets the board ('' when
+# QEMU just leaves, as with i6300esb); BE_WD_KCONFIG: its kernel option;
+# BE_FIRMWARE: 1 when the board's QEMU loads firmware files.
+# shellcheck disable=SC2034 # read by the suites
 case $BE_BOARD in
-ppc) BE_TARGET=powerpc-unknown-linux-musl ;;
+ppc)
+	BE_TARGET=powerpc-unknown-linux-musl
+	BE_WD_IDENTITY='i6300ESB timer'
+	BE_WD_FIRED=''
+	BE_WD_KCONFIG=I6300ESB_WDT
+	BE_FIRMWARE=1
+	;;
+mips-be)
+	BE_TARGET=mips-unknown-linux-musl
+	BE_WD_IDENTITY='Software Watchdog'
+	BE_WD_FIRED='softdog: Initiating system reboot'
+	BE_WD_KCONFIG=SOFT_WATCHDOG
+	BE_FIRMWARE=0
+	;;
 *) BE_TARGET=unknown ;;
 esac
 BE_BIN=$T_DIST/nasboot-$BE_TARGET

@@ -4,6 +4,8 @@
 #
 #   mipsel  (default) QEMU malta, Debian's mipsel 4kc-malta kernel and
 #           modules, busybox-static:mipsel; softdog as a module
+#   mips-be QEMU malta -cpu 24Kc, big-endian, built like ppc (softdog,
+#           built in; e1000 NICs)
 #   ppc     QEMU g3beige (PowerPC 750, big-endian), a kernel built from
 #           Debian's linux-source-6.1 with board/kernel-common.config and
 #           board/qemu-ppc/kernel.config (everything built in), a static
@@ -15,7 +17,7 @@
 # sparc64) is a case here, a kernel fragment in board/<dir>/kernel.config
 # and, when its QEMU differs, its lines in board_machine_args.
 
-BOARD_NAMES='mipsel ppc'
+BOARD_NAMES='mipsel ppc mips-be'
 
 # board_select NAME: the BOARD_* values of board NAME.
 #   BOARD_KIND     debian (Debian's kernel package and modules) | built
@@ -70,6 +72,20 @@ board_select() {
             # The banner goes to the boot console (udbg), not the serial log.
             BOARD_KERNEL_MARK='printk: console \[ttyPZ0\] enabled|Linux version'
             ;;
+        mips-be)
+            BOARD_KIND=built
+            BOARD_QEMU=${BOARD_QEMU:-qemu-system-mips}
+            BOARD_ARCH=mips
+            BOARD_KARCH=mips
+            BOARD_CROSS=mips-linux-gnu-
+            BOARD_DIR=qemu-malta-be
+            BOARD_CONSOLE=ttyS0
+            BOARD_WATCHDOG=softdog
+            BOARD_TARGET=mips-unknown-linux-musl
+            BOARD_FIRMWARE=''
+            BOARD_QEMU_PKG='qemu-system-mips'
+            BOARD_KERNEL_MARK='Linux version'
+            ;;
         *) board_usage_error "--board must be one of: $BOARD_NAMES (got '$1')" ;;
     esac
     if [ "$BOARD_KIND" = built ]; then
@@ -86,6 +102,7 @@ board_machine_args() {
         # -display none, not -vga none: OpenBIOS wants its VGA.
         ppc) board_machine=(-M g3beige -display none
             -device i6300esb -watchdog-action reset) ;;
+        mips-be) board_machine=(-M malta -cpu 24Kc -vga none -display none) ;;
     esac
 }
 
