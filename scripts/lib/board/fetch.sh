@@ -183,12 +183,32 @@ board_fetch_built() {
     command -v "$BOARD_QEMU" >/dev/null 2>&1 || board_die "--board $BOARD_NAME: $BOARD_QEMU not found (Debian package ${BOARD_QEMU_PKG%% *})"
     board_firmware_check
     mkdir -p "$BOARD_BUILD_CACHE" || board_die "cannot create $BOARD_BUILD_CACHE"
-    exec 7>"$BOARD_BUILD_CACHE/.build.lock"
-    flock 7
+    # The lock only when something is to be built: a board whose products
+    # are all cached does not wait for another board's build.
+    local locked=0
+    if ! board_built_ready; then
+        exec 7>"$BOARD_BUILD_CACHE/.build.lock"
+        flock 7
+        locked=1
+    fi
     board_kernel_ensure
     board_busybox_ensure
     board_iptables_ensure
     board_ethtool_ensure
     board_nft_ensure
-    exec 7>&-
+    [ "$locked" = 0 ] || exec 7>&-
+}
+
+# board_built_ready: every product of the board is in the cache (nft:
+# built, or recorded as failed, or not wanted).
+board_built_ready() {
+    local d nft
+    for d in "$(board_kernel_dir)" "$(board_busybox_dir)" "$(board_iptables_dir)" "$(board_ethtool_dir)"; do
+        [ -f "$d/.done" ] || return 1
+    done
+    case ${NASBOOT_BOARD_NFT:-auto} in
+        no) return 0 ;;
+        yes) [ -f "$(board_nft_dir)/.done" ] ;;
+        *) nft=$(board_nft_dir); [ -f "$nft/.done" ] || [ -f "$nft.failed" ] ;;
+    esac
 }
