@@ -178,8 +178,11 @@ board_fetch_built() {
         case $cmd in qemu-system-* | depmod) continue ;; esac
         command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || [ -x "/sbin/$cmd" ] || missing+=("$pkg")
     done < <(board_host_tools)
+    # Everything the builds use, first: the cross gcc's version is part of
+    # every product's hash, so it must be there before any hash is taken.
     # shellcheck disable=SC2086 # word lists
-    board_build_apt $BOARD_QEMU_PKG "${missing[@]}"
+    board_build_apt $BOARD_QEMU_PKG "${missing[@]}" "gcc-${BOARD_CROSS%-}" "$BOARD_LINUX_DEB" \
+        dpkg-dev make bc bison flex pkg-config xz-utils
     command -v "$BOARD_QEMU" >/dev/null 2>&1 || board_die "--board $BOARD_NAME: $BOARD_QEMU not found (Debian package ${BOARD_QEMU_PKG%% *})"
     board_firmware_check
     mkdir -p "$BOARD_BUILD_CACHE" || board_die "cannot create $BOARD_BUILD_CACHE"
