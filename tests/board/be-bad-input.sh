@@ -29,6 +29,14 @@ run() {
 	out=$(cat "$work/$name.out")
 }
 
+# forget_build: remove the half-made product directory the last run
+# names (its log's directory, <cache>/<name>-<hash>.build).
+forget_build() {
+	local d
+	d=$(grep -o -m1 '(log /[^ ]*\.build/build\.log)' "$work/$name.out" | sed 's/^(log //; s/\/build\.log)$//') || true
+	case $d in */nasboot/*.build) rm -rf "$d" ;; esac
+}
+
 # A fragment on top of the board's that switches off nf_tables and the
 # i6300esb driver (its lines win).
 printf '# CONFIG_NF_TABLES is not set\n# CONFIG_%s is not set\n' "$BE_WD_KCONFIG" >"$work/no-wd.config"
@@ -38,10 +46,12 @@ t_has "kernel without nf_tables: named, with the need" "lacks CONFIG_NF_TABLES=y
 t_has "kernel without the watchdog driver: named" "lacks CONFIG_$BE_WD_KCONFIG=y (needed for the board's" "$out"
 t_has "the message names --board" "--board $BE_BOARD" "$out"
 t_has "nothing was compiled" "nothing built" "$out"
+name=kconfig forget_build
 
 run step env NASBOOT_BOARD_BUSYBOX_VERSION=0.0-0 "$BE_HARNESS" --board "$BE_BOARD" fetch
 t_eq "failing build step: exit 1" 1 "$rc"
 t_has "failing build step: the step and the board named" "--board $BE_BOARD: apt-get source busybox=0.0-0 failed" "$out"
+name=step forget_build
 
 if [ "$BE_FIRMWARE" = 1 ]; then
 	mkdir -p "$work/empty"
