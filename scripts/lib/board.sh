@@ -1,6 +1,8 @@
 # shellcheck shell=bash
-# Library behind scripts/board: an emulated MIPS 24K board (QEMU malta,
-# Debian's mipsel 4kc-malta kernel, busybox-static:mipsel in an initramfs).
+# Library behind scripts/board: the emulated boards. The default (mipsel):
+# QEMU malta, Debian's mipsel 4kc-malta kernel, busybox-static:mipsel in an
+# initramfs. `--board ppc`: big-endian QEMU g3beige with a kernel, BusyBox
+# and nft cross-built from Debian's sources (scripts/lib/board/boards.sh).
 #
 # Sourced by scripts/board; everything here and in scripts/lib/board/ is a
 # function or a constant.
@@ -8,7 +10,7 @@
 
 BOARD_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BOARD_CACHE=${BOARD_CACHE:-$BOARD_REPO/target/board}
-BOARD_QEMU=${BOARD_QEMU:-qemu-system-mipsel}
+BOARD_QEMU=${BOARD_QEMU:-} # board_select's default unless set
 
 # Exit codes of `scripts/board run` (also printed as "board: outcome=...").
 BOARD_RC_POWEROFF=0      # guest powered off; script (if any) exited 0
@@ -19,6 +21,7 @@ BOARD_RC_RESET=4         # board reset (watchdog, reboot -f): qemu left via -no-
 BOARD_RC_PANIC=5         # kernel panic (panic=1 then reset)
 BOARD_RC_LOG=6           # outcome as expected but a --expect-log/--reject-log failed
 BOARD_RC_TIMEOUT=124     # --timeout exceeded, qemu killed
+BOARD_RC_NOBOOT=7        # no /init within --boot-timeout, qemu killed
 
 board_say() { printf 'board: %s\n' "$*" >&2; }
 board_die() { printf 'board: error: %s\n' "$*" >&2; exit "$BOARD_RC_ERROR"; }
@@ -26,10 +29,17 @@ board_usage_error() { printf 'board: usage: %s (see scripts/board help)\n' "$*" 
 
 board_help() {
     cat <<'EOF'
-scripts/board COMMAND [ARGS]
+scripts/board [--board NAME] COMMAND [ARGS]
+
+  --board NAME        mipsel (default; QEMU malta, Debian's mipsel kernel and
+                      modules) | ppc (big-endian QEMU g3beige, PowerPC 750;
+                      kernel, BusyBox and nft cross-built from Debian's
+                      sources and cached in /var/cache/nasboot; e1000 NICs;
+                      the i6300esb watchdog). NASBOOT_BOARD sets it too.
 
   fetch [--refresh]   install host tools (apt) and cache kernel + busybox under
-                      target/board (idempotent; --refresh re-resolves the kernel)
+                      target/board (idempotent; --refresh re-resolves the kernel);
+                      built boards: build what is not cached (kernel 4-8 min)
   run [OPTIONS]       build an initramfs and boot the board once
   modules NAME...     print the resolved insmod order (deps, softdeps) for NAMEs
   info                kernel version, cache paths, key module availability
@@ -79,9 +89,12 @@ run OPTIONS
   --append ARGS       extra kernel command line
   --mem MB            guest RAM (default 256)
   --timeout SECONDS   kill qemu after this (default 120) -> outcome timeout
+  --boot-timeout S    kill qemu when /init has not started after S seconds
+                      -> outcome noboot, exit 7, log kept (default: 60 on the
+                      built boards, 0 = none on mipsel)
   --log FILE          serial log (default target/board/last.log)
   --result FILE       write outcome=, script_exit=, wall_s= lines
-  --expect OUTCOME    poweroff | reset | panic | timeout: exit 0 iff it happened
+  --expect OUTCOME    poweroff | reset | panic | timeout | noboot: exit 0 iff it happened
   --expect-log ERE    log must match (grep -E), repeatable
   --reject-log ERE    log must not match, repeatable
   --qemu-arg ARG      extra qemu argument (repeatable)
@@ -89,7 +102,8 @@ run OPTIONS
   --keep              keep the staging dir (printed)
 
 Exit codes: 0 poweroff (script ok) | 3 poweroff, script failed | 4 reset |
-5 panic | 124 timeout | 6 log assertion failed | 1 harness error | 2 usage.
+5 panic | 124 timeout | 7 no boot | 6 log assertion failed | 1 harness error |
+2 usage.
 With --expect X: 0 iff outcome X happened (and log assertions held).
 EOF
 }
@@ -97,6 +111,12 @@ EOF
 # One file per concern, all sourced here; each defines functions (and the
 # module index's maps) only.
 board_lib_dir=$(dirname "${BASH_SOURCE[0]}")/board
+# shellcheck source=scripts/lib/board/boards.sh
+. "$board_lib_dir/boards.sh"
+# shellcheck source=scripts/lib/musl.sh
+. "$board_lib_dir/../musl.sh"
+# shellcheck source=scripts/lib/board/build.sh
+. "$board_lib_dir/build.sh"
 # shellcheck source=scripts/lib/board/fetch.sh
 . "$board_lib_dir/fetch.sh"
 # shellcheck source=scripts/lib/board/modules.sh
@@ -115,6 +135,15 @@ board_lib_dir=$(dirname "${BASH_SOURCE[0]}")/board
 # ----------------------------------------------------------------- main ---
 
 board_main() {
+    local board=${NASBOOT_BOARD:-mipsel}
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --board) [ $# -ge 2 ] || board_usage_error "--board NAME"; board=$2; shift 2 ;;
+            --board=*) board=${1#--board=}; shift ;;
+            *) break ;;
+        esac
+    done
+    board_select "$board"
     [ $# -gt 0 ] || { board_help; exit "$BOARD_RC_USAGE"; }
     local cmd=$1
     shift

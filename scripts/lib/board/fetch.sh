@@ -40,6 +40,10 @@ board_fetch() {
         esac
         shift
     done
+    if [ "$BOARD_KIND" = built ]; then
+        board_fetch_built
+        return
+    fi
     if [ "$refresh" = 0 ] && board_ready; then
         return 0
     fi
@@ -151,10 +155,63 @@ board_ready() {
 }
 
 board_ensure_ready() {
+    if [ "$BOARD_KIND" = built ]; then
+        board_fetch_built
+        return
+    fi
     # shellcheck disable=SC2119  # no option: fetch only what is missing
     board_ready || board_fetch
     BOARD_KVER=$(cat "$BOARD_CACHE/kver")
     BOARD_ROOT=$BOARD_CACHE/root
     # shellcheck disable=SC2034  # read by modules.sh and run.sh
     BOARD_MODDIR=$BOARD_ROOT/lib/modules/$BOARD_KVER
+}
+
+# A built board (--board ppc): host tools and QEMU with its firmware, then
+# the kernel, BusyBox and nft from the cache, building what is missing,
+# one build at a time (a lock in the cache: parallel suites wait). Sets
+# BOARD_KERNEL, BOARD_BUSYBOX, BOARD_IPTABLES, BOARD_ETHTOOL and BOARD_NFT
+# (empty when nft could not be built: board_nft_ensure).
+board_fetch_built() {
+    local cmd pkg missing=()
+    while read -r cmd pkg; do
+        case $cmd in qemu-system-* | depmod) continue ;; esac
+        command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || [ -x "/sbin/$cmd" ] || missing+=("$pkg")
+    done < <(board_host_tools)
+    # Everything the builds use, first: the cross gcc's version is part of
+    # every product's hash, so it must be there before any hash is taken.
+    # shellcheck disable=SC2086 # word lists
+    board_build_apt $BOARD_QEMU_PKG "${missing[@]}" "gcc-${BOARD_CROSS%-}" "$BOARD_LINUX_DEB" \
+        dpkg-dev make bc bison flex pkg-config xz-utils
+    command -v "$BOARD_QEMU" >/dev/null 2>&1 || board_die "--board $BOARD_NAME: $BOARD_QEMU not found (Debian package ${BOARD_QEMU_PKG%% *})"
+    board_firmware_check
+    mkdir -p "$BOARD_BUILD_CACHE" || board_die "cannot create $BOARD_BUILD_CACHE"
+    # The lock only when something is to be built: a board whose products
+    # are all cached does not wait for another board's build.
+    local locked=0
+    if ! board_built_ready; then
+        exec 7>"$BOARD_BUILD_CACHE/.build.lock"
+        flock 7
+        locked=1
+    fi
+    board_kernel_ensure
+    board_busybox_ensure
+    board_iptables_ensure
+    board_ethtool_ensure
+    board_nft_ensure
+    [ "$locked" = 0 ] || exec 7>&-
+}
+
+# board_built_ready: every product of the board is in the cache (nft:
+# built, or recorded as failed, or not wanted).
+board_built_ready() {
+    local d nft
+    for d in "$(board_kernel_dir)" "$(board_busybox_dir)" "$(board_iptables_dir)" "$(board_ethtool_dir)"; do
+        [ -f "$d/.done" ] || return 1
+    done
+    case ${NASBOOT_BOARD_NFT:-auto} in
+        no) return 0 ;;
+        yes) [ -f "$(board_nft_dir)/.done" ] ;;
+        *) nft=$(board_nft_dir); [ -f "$nft/.done" ] || [ -f "$nft.failed" ] ;;
+    esac
 }

@@ -96,6 +96,17 @@ board_modules_cmd() {
 
 board_info() {
     board_ensure_ready
+    if [ "$BOARD_KIND" = built ]; then
+        local f
+        printf 'board        %s (%s)\n' "$BOARD_NAME" "$BOARD_QEMU"
+        printf 'target       %s\n' "$BOARD_TARGET"
+        [ -n "$BOARD_NFT" ] || printf 'nft          none (its build failed: see scripts/board fetch)\n'
+        for f in "$BOARD_KERNEL" "$BOARD_BUSYBOX" "$BOARD_IPTABLES" "$BOARD_ETHTOOL" ${BOARD_NFT:+"$BOARD_NFT"}; do
+            printf '%-12s %s (built in %s s)\n' "${f##*/}" "$f" "$(sed -n 's/^seconds=//p' "${f%/*}/.done")"
+        done
+        printf 'modules      none (everything built in: %s)\n' "${BOARD_KERNEL%/*}/config"
+        return 0
+    fi
     board_mod_index
     printf 'kernel       %s\n' "$BOARD_KVER"
     printf 'vmlinuz      %s\n' "$BOARD_ROOT/boot/vmlinuz-$BOARD_KVER"

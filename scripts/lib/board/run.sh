@@ -3,6 +3,9 @@
 # Part of scripts/lib/board.sh, which sources it.
 
 board_nic_driver() {
+    if [ "$BOARD_KIND" = built ] && [ "$1" != e1000 ]; then
+        board_usage_error "--board $BOARD_NAME: --nic model must be e1000 (got '$1')"
+    fi
     case $1 in
         e1000) echo e1000 ;;
         pcnet | pcnet32) echo pcnet32 ;;
@@ -23,10 +26,10 @@ board_nic_device() {
 # (bash's dynamic scope), in the order board_run calls them.
 board_run() {
     local bin='' profile='' script='' disk='' disk_size=16 disk_mount=1 exec_init=''
-    local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=256 append='' help=0
+    local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=256 append='' help=0 boot_timeout=''
     local -a files=() mod_specs=("softdog") no_mods=() with_mods=() nics=() hostfwds=() debs=()
     local -a expect_logs=() reject_logs=() qemu_extra=()
-    local stage='' qrc=0 wall='' outcome='' script_exit='' rc=0
+    local stage='' qrc=0 wall='' outcome='' script_exit='' rc=0 noboot=0 init_wall=''
     local -a load_names=() load_order=() qemu_disk=() qemu_net=()
     local -A load_params=()
     board_run_options "$@"
@@ -36,7 +39,7 @@ board_run() {
     fi
     board_run_check
     board_ensure_ready
-    board_mod_index
+    [ "$BOARD_KIND" = built ] || board_mod_index
     board_run_stage_dir
     board_run_modules
     board_run_root
@@ -59,7 +62,7 @@ board_run_options() {
             --no-mount) disk_mount=0; need=1 ;;
             --bin | --profile | --script | --file | --module | --no-module | --with-module | --deb | --exec-init | \
                 --disk | --disk-size | --nic | --hostfwd | --append | --mem | --timeout | \
-                --log | --result | --expect | --expect-log | --reject-log | --qemu-arg)
+                --log | --result | --expect | --expect-log | --reject-log | --qemu-arg | --boot-timeout)
                 [ $# -ge 2 ] || board_usage_error "$1 needs a value"
                 ;;
             --) shift; [ $# = 0 ] || board_usage_error "unexpected arguments after --: $*"; break ;;
@@ -89,6 +92,7 @@ board_run_options() {
             --expect-log) expect_logs+=("$2") ;;
             --reject-log) reject_logs+=("$2") ;;
             --qemu-arg) qemu_extra+=("$2") ;;
+            --boot-timeout) boot_timeout=$2 ;;
         esac
         shift "$need"
     done
@@ -98,12 +102,27 @@ board_run_options() {
 board_run_check() {
     case $timeout in '' | *[!0-9]*) board_usage_error "--timeout SECONDS (integer)" ;; esac
     case $mem in '' | *[!0-9]*) board_usage_error "--mem MB (integer)" ;; esac
-    case $expect in '' | poweroff | reset | panic | timeout) ;; *) board_usage_error "--expect poweroff|reset|panic|timeout" ;; esac
+    # Built boards give up on a boot that has not reached /init in 60 s.
+    if [ -z "$boot_timeout" ]; then
+        boot_timeout=0
+        [ "$BOARD_KIND" != built ] || boot_timeout=60
+    fi
+    case $boot_timeout in *[!0-9]*) board_usage_error "--boot-timeout SECONDS (integer, 0 = none)" ;; esac
+    if [ "$BOARD_KIND" = built ]; then
+        { [ ${#mod_specs[@]} = 1 ] && [ ${#with_mods[@]} = 0 ] && [ ${#no_mods[@]} = 0 ]; } ||
+            board_usage_error "--board $BOARD_NAME has no modules (its kernel has everything built in): give driver parameters with --append (e.g. softdog.soft_margin=5)"
+        [ ${#debs[@]} = 0 ] || board_usage_error "--board $BOARD_NAME has no Debian user space (--deb): Debian 12 has no $BOARD_ARCH packages"
+        [ -z "$disk" ] || board_usage_error "--board $BOARD_NAME has no disk support yet (--disk)"
+    fi
+    case $expect in '' | poweroff | reset | panic | timeout | noboot) ;; *) board_usage_error "--expect poweroff|reset|panic|timeout|noboot" ;; esac
     local f
     for f in "$bin" "$profile" "$script"; do
         [ -z "$f" ] || [ -f "$f" ] || board_die "no such file: $f"
     done
     local r
+    for r in "${nics[@]}"; do
+        board_nic_driver "${r%%:*}" >/dev/null
+    done
     for r in "${hostfwds[@]}"; do
         case $r in
             tcp:127.0.0.1:*-:* | udp:127.0.0.1:*-:* | tcp:127.0.0.1:*-10.0.2.15:* | udp:127.0.0.1:*-10.0.2.15:*) ;;
@@ -128,6 +147,10 @@ board_run_stage_dir() {
 # every module to include, dependencies first.
 board_run_modules() {
     local spec name params n skip
+    if [ "$BOARD_KIND" = built ]; then
+        board_mod_order=()
+        return 0
+    fi
     if [ -n "$disk" ]; then
         mod_specs+=("ata_piix")
         [ "$disk_mount" = 1 ] && mod_specs+=("crc32c_generic" "ext4")
@@ -162,7 +185,7 @@ board_run_modules() {
 # The initramfs root: busybox, /init, modules, debs, nasboot, profile,
 # script and --file extras.
 board_run_root() {
-    local kv=$BOARD_KVER
+    local kv=${BOARD_KVER:-built-in}
     mkdir -p "$stage/root/bin" "$stage/root/dev" "$stage/root/proc" "$stage/root/sys" \
         "$stage/root/etc/board" "$stage/root/board" "$stage/root/lib/modules/$kv" \
         "$stage/root/usr/sbin" "$stage/root/root"
@@ -171,7 +194,23 @@ board_run_root() {
         # shellcheck disable=SC2154  # set by board_debs_tree (debs.sh)
         cp -a "$board_debs_dir/." "$stage/root/"
     fi
-    cp "$BOARD_ROOT/bin/busybox" "$stage/root/bin/busybox"
+    if [ "$BOARD_KIND" = built ]; then
+        cp "$BOARD_BUSYBOX" "$stage/root/bin/busybox"
+        [ -z "$BOARD_NFT" ] || cp "$BOARD_NFT" "$stage/root/usr/sbin/nft"
+        cp "$BOARD_ETHTOOL" "$stage/root/usr/sbin/ethtool"
+        cp "$BOARD_IPTABLES" "$stage/root/usr/sbin/xtables-legacy-multi"
+        local n
+        for n in iptables iptables-restore iptables-save ip6tables ip6tables-restore ip6tables-save; do
+            ln -s xtables-legacy-multi "$stage/root/usr/sbin/$n"
+        done
+        # nft's and iptables' static glibc read names from these (NSS files).
+        local f
+        for f in /etc/protocols /etc/services; do
+            [ ! -f "$f" ] || cp "$f" "$stage/root/etc/"
+        done
+    else
+        cp "$BOARD_ROOT/bin/busybox" "$stage/root/bin/busybox"
+    fi
     if [ "$(id -u)" = 0 ]; then
         mknod -m 600 "$stage/root/dev/console" c 5 1
     fi
@@ -264,14 +303,22 @@ board_run_nics() {
 
 # The initramfs, then one boot under timeout: sets qrc and wall.
 board_run_boot() {
-    local kv=$BOARD_KVER
-    local initrd=$stage/initrd.gz
+    local initrd=$stage/initrd.gz kernel
     (cd "$stage/root" && find . -print | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) |
         gzip -1 >"$initrd" || board_die "initramfs build failed"
 
-    local -a qemu=("$BOARD_QEMU" -M malta -m "$mem" -nographic -vga none -no-reboot
-        -kernel "$BOARD_ROOT/boot/vmlinuz-$kv" -initrd "$initrd"
-        -append "console=ttyS0 rdinit=/init panic=1${append:+ $append}"
+    local -a board_machine=()
+    board_machine_args
+    if [ "$BOARD_KIND" = built ]; then
+        kernel=$BOARD_KERNEL
+        board_firmware_check
+    else
+        kernel=$BOARD_ROOT/boot/vmlinuz-$BOARD_KVER
+        board_machine+=(-nographic)
+    fi
+    local -a qemu=("$BOARD_QEMU" "${board_machine[@]}" -m "$mem" -no-reboot
+        -kernel "$kernel" -initrd "$initrd"
+        -append "console=$BOARD_CONSOLE rdinit=/init panic=1${append:+ $append}"
         -serial "file:$log" -monitor none
         "${qemu_disk[@]}" "${qemu_net[@]}" "${qemu_extra[@]}")
 
@@ -284,7 +331,27 @@ board_run_boot() {
     board_say "booting (timeout ${timeout}s, log $log)"
     local t0 t1
     t0=$(date +%s.%N)
-    timeout -k 5 "$timeout" "${qemu[@]}" </dev/null >"$stage/qemu.out" 2>&1 || qrc=$?
+    timeout -k 5 "$timeout" "${qemu[@]}" </dev/null >"$stage/qemu.out" 2>&1 &
+    local qpid=$!
+    if [ "$boot_timeout" -gt 0 ]; then
+        # A boot that has not reached /init in --boot-timeout seconds is
+        # stopped: outcome noboot, the console log kept.
+        local waited=0
+        while kill -0 "$qpid" 2>/dev/null; do
+            if grep -q 'board: init up' "$log"; then
+                init_wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+                break
+            fi
+            if [ "$waited" -ge $((boot_timeout * 5)) ]; then
+                noboot=1
+                kill "$qpid" 2>/dev/null || true
+                break
+            fi
+            sleep 0.2
+            waited=$((waited + 1))
+        done
+    fi
+    wait "$qpid" || qrc=$?
     t1=$(date +%s.%N)
     if [ -n "$tail_pid" ]; then
         sleep 0.3
@@ -298,9 +365,13 @@ board_run_boot() {
 # --result.
 board_run_outcome() {
     script_exit=$(sed -n 's/^board: script-exit=\([0-9]*\).*/\1/p' "$log" | tail -n1)
-    if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+    if [ "$noboot" = 1 ]; then
+        outcome=noboot
+        sed 's/^/qemu: /' "$stage/qemu.out" >&2
+        board_say "--board $BOARD_NAME did not reach /init within ${boot_timeout}s (--boot-timeout); console log kept: $log"
+    elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
         outcome=timeout
-    elif ! grep -q 'Linux version' "$log"; then
+    elif ! grep -q -E "$BOARD_KERNEL_MARK" "$log"; then
         sed 's/^/qemu: /' "$stage/qemu.out" >&2
         board_die "no kernel output in $log (qemu status $qrc)"
     elif [ "$qrc" != 0 ]; then
@@ -318,9 +389,9 @@ board_run_outcome() {
         reset) why=$(grep -o -m1 -E 'softdog: Initiating system reboot|reboot: Restarting system|watchdog[^\r]*reboot' "$log" || true) ;;
         panic) why=$(grep -m1 'Kernel panic' "$log" | tr -d '\r' || true) ;;
     esac
-    board_say "outcome=$outcome${script_exit:+ script_exit=$script_exit} wall=${wall}s${why:+ ($why)}"
+    board_say "outcome=$outcome${script_exit:+ script_exit=$script_exit} wall=${wall}s${init_wall:+ init=${init_wall}s}${why:+ ($why)}"
     if [ -n "$result" ]; then
-        printf 'outcome=%s\nscript_exit=%s\nwall_s=%s\nlog=%s\n' "$outcome" "$script_exit" "$wall" "$log" >"$result"
+        printf 'outcome=%s\nscript_exit=%s\nwall_s=%s\ninit_wall_s=%s\nlog=%s\n' "$outcome" "$script_exit" "$wall" "$init_wall" "$log" >"$result"
     fi
     [ "$keep" = 0 ] || board_say "staging kept in $stage"
 }
@@ -336,6 +407,7 @@ board_run_status() {
         reset) rc=$BOARD_RC_RESET ;;
         panic) rc=$BOARD_RC_PANIC ;;
         timeout) rc=$BOARD_RC_TIMEOUT ;;
+        noboot) rc=$BOARD_RC_NOBOOT ;;
     esac
     if [ -n "$expect" ]; then
         if [ "$outcome" = "$expect" ] && [ "$rc" != "$BOARD_RC_SCRIPT_FAILED" ]; then
