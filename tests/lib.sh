@@ -50,7 +50,9 @@ t_need() {
 	if ! compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; then
 		apt-get update -q
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+	# Wait for the lock: scripts/test may be building a board in the
+	# background, whose apt-get holds it for a while.
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # t_median: the median of the numbers on standard input, one per line

@@ -66,7 +66,7 @@ board_fetch() {
     if [ ${#missing[@]} -gt 0 ]; then
         board_apt_update
         board_say "apt-get install ${missing[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >&2 ||
             board_die "apt-get install failed"
     fi
 
