@@ -156,6 +156,9 @@ board_run_modules() {
         [ "$disk_mount" = 1 ] && mod_specs+=("crc32c_generic" "ext4")
     fi
     for n in "${nics[@]}"; do
+        # virtio_net binds to its device through the PCI transport, which
+        # is a module of its own that nothing depends on.
+        [ "$(board_nic_driver "${n%%:*}")" != virtio_net ] || mod_specs+=("virtio_pci")
         mod_specs+=("$(board_nic_driver "${n%%:*}")")
     done
     for spec in "${mod_specs[@]}"; do

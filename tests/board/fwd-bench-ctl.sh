@@ -1,0 +1,90 @@
+#!/bin/sh
+# Guest control handler for scripts/bench-forward and
+# tests/firewall/board-router.sh (busybox sh, run by `nc -l -p 7000 -e`):
+# reads one command from the host, puts the board's forwarding rules into
+# that configuration from a clean slate, and answers
+# "ready CONFIG conntrack=yes|no flowtable=yes|no".
+#   none          no rules, netfilter modules unloaded: plain routing
+#   bubba         the Bubba 2's shipped rules (/etc/bench/bubba2-firewall.conf),
+#                 iptables-legacy-restore, as on the board
+#   fw4           OpenWrt fw4's default rule set (/etc/bench/fw4-default.nft,
+#                 LAN = eth1, WAN = eth0)
+#   fw4-offload   the same with software flow offloading (fw4-offload.nft)
+#   nasboot-off   nasboot firewall apply, /etc/bench/router-off.toml
+#                 (forward = true, flow_offload = "off")
+#   nasboot-auto  nasboot firewall apply, /etc/nasboot.toml
+#                 (forward = true, flow_offload = "auto")
+#   stat          answer "stat BUSY TOTAL": the CPU's busy and total time so
+#                 far, in USER_HZ ticks (/proc/stat)
+#   ct            answer "ct ENTRIES OFFLOADED": conntrack entries, and those
+#                 marked [OFFLOAD] (/proc/net/nf_conntrack)
+#   stop          end the benchmark
+# Every configuration but none starts with the flowtable modules loaded,
+# as the board boots (tests/routerboard.sh). With /etc/bench/standin the
+# nasboot rows load tests/board/router-standin.nft instead of running
+# nasboot (scripts/bench-forward BENCH_FORWARD_STANDIN=1), and say so.
+read -r cmd
+clean() {
+    nft flush ruleset 2>/dev/null
+    for t in filter nat mangle raw; do
+        iptables -t "$t" -F 2>/dev/null
+        iptables -t "$t" -X 2>/dev/null
+    done
+    # Unload until nothing more goes (dependents first, whatever the order).
+    for pass in 1 2 3 4 5 6 7 8; do
+        for m in $(lsmod | awk 'NR > 1 && /^(ip|xt|nf|nft|iptable|ipt|ip6t|ip6table)_/ { print $1 }'); do
+            rmmod "$m" 2>/dev/null
+        done
+    done
+    : "$pass"
+}
+boot_modules() {
+    modprobe nf_flow_table && modprobe nf_flow_table_inet && modprobe nft_flow_offload
+}
+src=
+nasboot_row() {
+    if [ -f /etc/bench/standin ]; then
+        src="src=standin "
+        if [ "$1" = off ]; then
+            grep -v '# offload' /etc/bench/standin.nft | nft -f -
+        else
+            sed 's/ # offload$//' /etc/bench/standin.nft | nft -f -
+        fi
+    else
+        src="src=nasboot "
+        nasboot -q -c "$2" firewall apply
+    fi
+}
+{
+case $cmd in
+    none) clean ;;
+    bubba) clean && boot_modules && iptables-restore </etc/bench/bubba2-firewall.conf ;;
+    fw4) clean && boot_modules && nft -f /etc/bench/fw4-default.nft ;;
+    fw4-offload) clean && boot_modules && nft -f /etc/bench/fw4-offload.nft ;;
+    nasboot-off) clean && boot_modules && nasboot_row off /etc/bench/router-off.toml ;;
+    nasboot-auto) clean && boot_modules && nasboot_row auto /etc/nasboot.toml ;;
+    stat)
+        read -r _ us ni sy id io hi si _ </proc/stat
+        echo "stat $((us + ni + sy + hi + si)) $((us + ni + sy + id + io + hi + si))"
+        exit 0
+        ;;
+    ct)
+        n=0
+        o=0
+        if [ -r /proc/net/nf_conntrack ]; then
+            n=$(grep -c . /proc/net/nf_conntrack)
+            o=$(grep -c 'OFFLOAD' /proc/net/nf_conntrack)
+        fi
+        echo "ct $n $o"
+        exit 0
+        ;;
+    stop) : >/tmp/bench-stop ;;
+    *) echo "error unknown command '$cmd'"; exit 0 ;;
+esac
+} 2>/tmp/ctl.err
+rc=$?
+ct=no
+[ -e /proc/sys/net/netfilter/nf_conntrack_count ] && ct=yes
+ft=no
+nft list flowtables 2>/dev/null | grep -q flowtable && ft=yes
+if [ "$rc" = 0 ]; then echo "ready $cmd ${src}conntrack=$ct flowtable=$ft"; else echo "error $cmd exit $rc: $(grep -m2 . /tmp/ctl.err | tr '\n' ' ')"; fi
