@@ -16,14 +16,16 @@
 #                 (forward = true, flow_offload = "auto")
 #   stat          answer "stat BUSY TOTAL": the CPU's busy and total time so
 #                 far, in USER_HZ ticks (/proc/stat)
-#   ct            answer "ct ENTRIES OFFLOADED": conntrack entries, and those
-#                 marked [OFFLOAD] (/proc/net/nf_conntrack)
+#   ct [PORT]     answer "ct ENTRIES OFFLOADED": conntrack entries (with
+#                 source port PORT), and those marked [OFFLOAD]
+#                 (/proc/net/nf_conntrack)
+#   status        answer "status LINE": nasboot status's offloaded-flows line
 #   stop          end the benchmark
 # Every configuration but none starts with the flowtable modules loaded,
 # as the board boots (tests/routerboard.sh). With /etc/bench/standin the
 # nasboot rows load tests/board/router-standin.nft instead of running
 # nasboot (scripts/bench-forward BENCH_FORWARD_STANDIN=1), and say so.
-read -r cmd
+read -r cmd arg
 clean() {
     nft flush ruleset 2>/dev/null
     for t in filter nat mangle raw; do
@@ -71,11 +73,17 @@ case $cmd in
     ct)
         n=0
         o=0
+        pat=.
+        [ -z "$arg" ] || pat="sport=$arg "
         if [ -r /proc/net/nf_conntrack ]; then
-            n=$(grep -c . /proc/net/nf_conntrack)
-            o=$(grep -c 'OFFLOAD' /proc/net/nf_conntrack)
+            n=$(grep -c -- "$pat" /proc/net/nf_conntrack)
+            o=$(grep -- "$pat" /proc/net/nf_conntrack | grep -c 'OFFLOAD')
         fi
         echo "ct $n $o"
+        exit 0
+        ;;
+    status)
+        echo "status $(nasboot status 2>&1 | grep -i -m1 'offloaded' | tr -s ' ')"
         exit 0
         ;;
     stop) : >/tmp/bench-stop ;;

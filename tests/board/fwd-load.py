@@ -20,8 +20,9 @@ Stdlib only; runs in the LAN or WAN host's network namespace.
   fwd-load.py udp HOST PORT SECONDS    the same with UDP datagrams, echoed
   fwd-load.py connect HOST PORT SECS   exit 0 if a TCP connection opens
                                        within SECS, 1 if refused or timed out
-  fwd-load.py listen PORT              accept and close connections (a LAN
-                                       host's service, for the WAN to attack)
+  fwd-load.py listen PORT              accept and close connections, IPv4 and
+                                       IPv6 (a LAN host's service, for the WAN
+                                       to attack)
 
 Every transfer checks its byte count and exits 1 on a short one; up, down
 and short print "BYTES SECONDS".
@@ -168,9 +169,10 @@ def main(a):
         threading.Thread(target=udp_echo, args=(port,), daemon=True).start()
         Server(("0.0.0.0", port), Handler).serve_forever()
     elif cmd == "listen":
-        ls = socket.socket()
+        ls = socket.socket(socket.AF_INET6)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        ls.bind(("0.0.0.0", int(a[1])))
+        ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        ls.bind(("::", int(a[1])))
         ls.listen(16)
         while True:
             c, _ = ls.accept()
