@@ -9,9 +9,9 @@ for t in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tab
 done
 if [ "${ROUTER_ADDR:-0}" = 1 ]; then
     ip addr add 198.51.100.2/24 dev eth0
-    ip addr add fd00:51::2/64 dev eth0 nodad
+    ip addr add fd00:51::2/64 dev eth0
     ip addr add 192.168.1.1/24 dev eth1
-    ip addr add fd00:1::1/64 dev eth1 nodad
+    ip addr add fd00:1::1/64 dev eth1
 fi
 ip link set eth0 up
 ip link set eth1 up

@@ -266,7 +266,7 @@ board_run_disk() {
 
 # The NICs' qemu arguments, in order (eth0, eth1...).
 board_run_nics() {
-    local n i=0 model backend dev fwd_done=0 netdev mac h
+    local n i=0 model backend dev fwd_done=0 netdev mac h slot
     if [ ${#nics[@]} = 0 ]; then
         qemu_net=(-nic none)
     fi
@@ -276,6 +276,12 @@ board_run_nics() {
         [ "$model" = "$n" ] || backend=${n#*:}
         dev=$(board_nic_device "$model")
         mac=$(printf '52:54:00:12:34:%02x' $((0x56 + i)))
+        # PCI slot: malta's firmware routes slots 18 and 19 to the same
+        # interrupt (10) and 20 and 21 to another (11); two NICs sharing
+        # one stall under forwarding load (transmit queue timed out), so
+        # the second NIC goes to slot 20. Slots stay in NIC order (eth0,
+        # eth1... follow the bus).
+        slot=$((i == 0 ? 0x12 : 0x13 + i))
         case $backend in
             user)
                 netdev="user,id=net$i,restrict=on,net=10.0.2.0/24"
@@ -283,14 +289,14 @@ board_run_nics() {
                     for h in "${hostfwds[@]}"; do netdev+=",hostfwd=$h"; done
                     fwd_done=1
                 fi
-                qemu_net+=(-netdev "$netdev" -device "$dev,netdev=net$i,mac=$mac,romfile=")
+                qemu_net+=(-netdev "$netdev" -device "$dev,netdev=net$i,mac=$mac,addr=$(printf '0x%x' "$slot"),romfile=")
                 ;;
             tap:?*)
                 qemu_net+=(-netdev "tap,id=net$i,ifname=${backend#tap:},script=no,downscript=no"
-                    -device "$dev,netdev=net$i,mac=$mac,romfile=")
+                    -device "$dev,netdev=net$i,mac=$mac,addr=$(printf '0x%x' "$slot"),romfile=")
                 ;;
             none)
-                qemu_net+=(-device "$dev,mac=$mac,romfile=")
+                qemu_net+=(-device "$dev,mac=$mac,addr=$(printf '0x%x' "$slot"),romfile=")
                 ;;
             *) board_usage_error "--nic MODEL[:user|:tap:IFNAME|:none] (got '$n')" ;;
         esac
