@@ -280,8 +280,11 @@ board_run_nics() {
         # interrupt (10) and 20 and 21 to another (11); two NICs sharing
         # one stall under forwarding load (transmit queue timed out), so
         # the second NIC goes to slot 20. Slots stay in NIC order (eth0,
-        # eth1... follow the bus).
-        slot=$((i == 0 ? 0x12 : 0x13 + i))
+        # eth1... follow the bus). Other machines: QEMU's own placement.
+        slot=''
+        case $BOARD_NAME in
+            mipsel | mips-be) slot=$(printf ',addr=0x%x' $((i == 0 ? 0x12 : 0x13 + i))) ;;
+        esac
         case $backend in
             user)
                 netdev="user,id=net$i,restrict=on,net=10.0.2.0/24"
@@ -289,14 +292,14 @@ board_run_nics() {
                     for h in "${hostfwds[@]}"; do netdev+=",hostfwd=$h"; done
                     fwd_done=1
                 fi
-                qemu_net+=(-netdev "$netdev" -device "$dev,netdev=net$i,mac=$mac,addr=$(printf '0x%x' "$slot"),romfile=")
+                qemu_net+=(-netdev "$netdev" -device "$dev,netdev=net$i,mac=$mac$slot,romfile=")
                 ;;
             tap:?*)
                 qemu_net+=(-netdev "tap,id=net$i,ifname=${backend#tap:},script=no,downscript=no"
-                    -device "$dev,netdev=net$i,mac=$mac,addr=$(printf '0x%x' "$slot"),romfile=")
+                    -device "$dev,netdev=net$i,mac=$mac$slot,romfile=")
                 ;;
             none)
-                qemu_net+=(-device "$dev,mac=$mac,addr=$(printf '0x%x' "$slot"),romfile=")
+                qemu_net+=(-device "$dev,mac=$mac$slot,romfile=")
                 ;;
             *) board_usage_error "--nic MODEL[:user|:tap:IFNAME|:none] (got '$n')" ;;
         esac
