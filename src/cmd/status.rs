@@ -54,11 +54,22 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
             }
         }
     }
-    if pending.actions.is_empty() {
+    // `apply` always loads the rule set again (one transaction, cheap), so
+    // its load is not a pending change: status says whether nasboot's
+    // rules are loaded instead.
+    let backend = crate::firewall::backend_for(p, &now.firewall);
+    let loaded = match crate::firewall::ours_loaded(backend, seams) {
+        Some(true) => "loaded",
+        Some(false) => "not loaded",
+        None => "unknown (the tool did not answer)",
+    };
+    let _ = writeln!(io.out, "  firewall: profile {}, {backend}, nasboot's rules {loaded}", p.firewall.profile);
+    let pending: Vec<_> = pending.actions.iter().filter(|a| a.phase() != crate::plan::Phase::Firewall).collect();
+    if pending.is_empty() {
         let _ = writeln!(io.out, "in sync with the profile");
     } else {
-        let _ = writeln!(io.out, "{} change(s) pending:", pending.actions.len());
-        for a in &pending.actions {
+        let _ = writeln!(io.out, "{} change(s) pending:", pending.len());
+        for a in &pending {
             let _ = writeln!(io.out, "  {:<8}  {a}", a.phase());
         }
     }

@@ -261,7 +261,7 @@ pub(crate) struct Observed {
 /// Whether nasboot's tables (nftables) or chains (iptables) are loaded.
 /// Asked only for `profile = "off"`, so that an "off" board settles:
 /// re-applying then runs no tool at all.
-fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<bool> {
+pub(crate) fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<bool> {
     let probes: &[(&str, &[&str], &[&str])] = match backend {
         Backend::Nftables => &[("nft", &["list", "tables"], &["table inet nasboot", "table ip nasboot_nat"])],
         Backend::Iptables => &[("iptables-save", &["-t", "filter"], &[":nasboot-"]), ("ip6tables-save", &["-t", "filter"], &[":nasboot-"])],

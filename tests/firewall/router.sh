@@ -132,7 +132,7 @@ said() {
 }
 
 traffic() {
-	local nb=$1
+	local nb=$1 out
 	# Each listener answers with who it is and whom it sees.
 	fw_listen "${P}wan" TCP4-LISTEN:8000,fork,reuseaddr "SYSTEM:echo wan \$SOCAT_PEERADDR"
 	fw_listen "${P}wan" TCP6-LISTEN:8000,fork,reuseaddr,ipv6only=1 "SYSTEM:echo wan6 \$SOCAT_PEERADDR"
@@ -172,7 +172,10 @@ traffic() {
 	t_check "$nb: the LAN host's SYN is clamped to the WAN's MTU 1400 (ss mss ${mss:-none})" test "${mss:-9999}" -le 1348
 	kill "$held" 2>/dev/null || true
 	wait "$held" 2>/dev/null || true
-	t_has "$nb: status counts the router's connections" "tracked connection(s), 0 offloaded" "$(box "${NB[@]}" --root "$ROOT" status 2>&1)"
+	out=$(box "${NB[@]}" --root "$ROOT" status 2>&1)
+	t_has "$nb: status counts the router's connections" "tracked connection(s), 0 offloaded" "$out"
+	t_has "$nb: status: the rules loaded, nothing pending" "nasboot's rules loaded
+in sync with the profile" "$out"
 	fw_stop_listeners
 	rm -f "$WORK"/udp-*
 }
