@@ -122,7 +122,7 @@ pub fn plan(data: &[u8]) {
         let _ = crate::share::samba::render(p, s);
     }
     let _ = crate::sysctl::global::wanted(p);
-    for iface in &p.interface {
+    for iface in p.interface.iter() {
         let _ = crate::sysctl::interface::wanted(iface);
     }
 }

@@ -44,19 +44,38 @@ pub struct Profile {
     pub board: Board,
     #[serde(default)]
     pub sysctl: system::Sysctl,
-    #[serde(default)]
-    pub interface: heapless::Vec<net::Interface, MAX_INTERFACES>,
+    /// The big members are boxed and each deserialized in a frame of its
+    /// own (`boxed`): the lists hold their capacity inline (some 25 KB in
+    /// `interface`, 16 KB in `nfs`), and by value, or inlined into this
+    /// struct's visitor, they put that on every frame that moves a
+    /// profile; the stack peak was VmHWM's (scripts/README.md, "Where the
+    /// VmHWM peak comes from").
+    #[serde(default, deserialize_with = "boxed")]
+    pub interface: Box<heapless::Vec<net::Interface, MAX_INTERFACES>>,
     /// Absent means the default: the stateless profile.
-    #[serde(default)]
-    pub firewall: firewall::Firewall,
-    #[serde(default)]
-    pub nfs: nfs::Nfs,
+    #[serde(default, deserialize_with = "boxed")]
+    pub firewall: Box<firewall::Firewall>,
+    #[serde(default, deserialize_with = "boxed")]
+    pub nfs: Box<nfs::Nfs>,
     #[serde(default)]
     pub storage: heapless::Vec<system::Storage, { system::MAX_STORAGE }>,
-    /// Boxed: the section is large and serde keeps copies on the stack.
+    #[serde(default, deserialize_with = "boxed_some")]
     pub watchdog: Option<Box<watchdog::Watchdog>>,
     /// An smb.conf include for slow CPUs (optional).
+    #[serde(default, deserialize_with = "boxed_some")]
     pub samba: Option<Box<nfs::Samba>>,
+}
+
+/// Deserialize a large member in a frame of its own, then box it.
+#[inline(never)]
+fn boxed<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Box<T>, D::Error> {
+    T::deserialize(d).map(Box::new)
+}
+
+/// `boxed` for an optional section (present: TOML has no null).
+#[inline(never)]
+fn boxed_some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Box<T>>, D::Error> {
+    T::deserialize(d).map(|t| Some(Box::new(t)))
 }
 
 /// A profile error: where it is and what is wrong.

@@ -147,7 +147,7 @@ pub(crate) fn from_profile(p: &Profile) -> Model {
     let fw = &p.firewall;
     let mut lan_ifaces = Ifaces::new();
     let mut wan_ifaces = Ifaces::new();
-    for i in &p.interface {
+    for i in p.interface.iter() {
         let list = match i.role {
             Role::Lan => &mut lan_ifaces,
             Role::Wan => &mut wan_ifaces,

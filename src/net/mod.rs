@@ -136,7 +136,7 @@ impl Default for Observed {
 /// Read every profile interface's state (reads only).
 pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let mut out = Observed::default();
-    for iface in &p.interface {
+    for iface in p.interface.iter() {
         let name = iface.name.get_ref().clone();
         let link = match seams.netif.link(&name) {
             Ok(l) => l,
@@ -184,7 +184,7 @@ fn plan_all(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
     // A link about to be created: planned as it will be, down, with no
     // addresses (apply observes again once it exists).
     let new_link = LinkState { mtu: 1500, txqueuelen: 1000, hwtype: crate::seam::netif::ARPHRD_ETHER, ..LinkState::default() };
-    for iface in &p.interface {
+    for iface in p.interface.iter() {
         let name = iface.name.get_ref();
         let foreign = out.iter().any(|a| matches!(a, Action::Virt(virt::Action::Foreign { name: n, .. }) if n == name));
         if foreign {
