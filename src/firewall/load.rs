@@ -189,7 +189,7 @@ pub(crate) fn load(
     };
     if let (LoadError::Rejected { .. }, Some(i)) = (&e, instead) {
         if check_and_load(&i.rules, seams).is_ok() {
-            log::warn!("{}; loaded {} instead", e.message(), i.what);
+            log::warn!("{}; loaded {}", e.message(), i.what);
             return Ok(());
         }
     }

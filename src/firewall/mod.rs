@@ -205,7 +205,7 @@ pub(crate) enum Action {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Instead {
     pub rules: RuleSet,
-    /// "the input chain (hook = \"auto\")".
+    /// What it is, for the log: "the input chain instead (hook = \"auto\")".
     pub what: &'static str,
 }
 
@@ -405,14 +405,16 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     let mut instead = auto_ingress(&m, backend, now).then(|| {
         let input = render(&m, backend, now);
         m.ingress = true;
-        Instead { rules: input, what: "the input chain (hook = \"auto\")" }
+        Instead { rules: input, what: "the input chain instead (hook = \"auto\")" }
     });
     if m.flowtable && now.flowtable.is_none() {
         // Cannot tell: try the flowtable, and have plain forwarding ready.
         let mut plain = m.clone();
         plain.flowtable = false;
-        instead =
-            Some(Instead { rules: render(&plain, backend, now), what: "the rule set without the flowtable (flow_offload = \"auto\")" });
+        instead = Some(Instead {
+            rules: render(&plain, backend, now),
+            what: "the rule set without the flowtable instead (flow_offload = \"auto\")",
+        });
     }
     let tool_present = match backend {
         Backend::Nftables => now.offer.nft,
