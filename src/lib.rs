@@ -283,6 +283,6 @@ pub mod daemon_test {
     pub use crate::config::watchdog::Watchdog as Config;
     pub use crate::seam::watchdog::{Support, WatchdogDevice};
     pub use crate::watchdog::daemon::{serve, Host, Outcome, Sig};
-    pub use crate::watchdog::health::Failure;
+    pub use crate::watchdog::health::{Checker, Failure};
     pub use crate::watchdog::Device;
 }

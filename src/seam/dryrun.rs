@@ -31,6 +31,9 @@ impl Files for DryRunFiles {
     fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
         self.real.read(path)
     }
+    fn read_into(&mut self, path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+        self.real.read_into(path, buf)
+    }
     fn exists(&mut self, path: &Path) -> bool {
         self.real.exists(path)
     }

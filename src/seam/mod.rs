@@ -41,6 +41,14 @@ pub enum Replaced {
 pub trait Files {
     /// Read a whole file (`NotFound` when absent).
     fn read(&mut self, path: &Path) -> io::Result<Vec<u8>>;
+    /// Read a whole file into `buf` (cleared first), reusing its capacity:
+    /// the watchdog's per-tick /proc reads allocate nothing once `buf` is
+    /// large enough. The default reads a fresh copy.
+    fn read_into(&mut self, path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+        buf.clear();
+        buf.extend_from_slice(&self.read(path)?);
+        Ok(())
+    }
     /// Whether a path exists.
     fn exists(&mut self, path: &Path) -> bool;
     /// Replace a configuration file atomically: temporary file, fsync,

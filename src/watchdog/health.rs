@@ -77,27 +77,60 @@ impl fmt::Display for Failure {
     }
 }
 
-/// State kept between checks (the last receive counter).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Checker {
+/// State kept between checks: the last receive counter, and the buffers
+/// the checks read into, so that a tick allocates nothing (tests/alloc_tick.rs).
+#[derive(Clone, Debug)]
+pub struct Checker {
     last_rx: Option<u64>,
+    buf: Vec<u8>,
+    path: heapless::String<PATH_MAX>,
 }
 
-fn read_text(files: &mut dyn Files, path: &Path) -> Result<String, Failure> {
-    files
-        .read(path)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .map_err(|e| Failure::Unreadable { path: path.to_path_buf(), why: e.to_string() })
+/// Longest path built by a check: /proc/PID, /sys/class/net/IFNAME/statistics/rx_bytes.
+const PATH_MAX: usize = 64;
+/// /proc/meminfo is about 1.4 kB on a 6.1 kernel.
+const BUF_CAPACITY: usize = 4096;
+
+impl Default for Checker {
+    fn default() -> Checker {
+        Checker { last_rx: None, buf: Vec::with_capacity(BUF_CAPACITY), path: heapless::String::new() }
+    }
+}
+
+/// Read `path` into `buf`; the text borrows it (no copy when it is UTF-8).
+fn read_text<'b>(files: &mut dyn Files, path: &Path, buf: &'b mut Vec<u8>) -> Result<std::borrow::Cow<'b, str>, Failure> {
+    files.read_into(path, buf).map_err(|e| Failure::Unreadable { path: path.to_path_buf(), why: e.to_string() })?;
+    Ok(String::from_utf8_lossy(buf))
+}
+
+/// `buf` = the formatted path; a path too long is unreadable.
+fn format_path<'b>(buf: &'b mut heapless::String<PATH_MAX>, args: fmt::Arguments<'_>) -> Result<&'b Path, Failure> {
+    use fmt::Write as _;
+    buf.clear();
+    match buf.write_fmt(args) {
+        Ok(()) => Ok(Path::new(buf.as_str())),
+        Err(_) => Err(Failure::Unreadable { path: PathBuf::from(args.to_string()), why: "path too long".into() }),
+    }
 }
 
 /// "0.52" -> 52 (hundredths); None when it is not a number or too large.
 fn parse_hundredths(s: &str) -> Option<u32> {
     let (int, frac) = s.split_once('.').unwrap_or((s, "0"));
     let int: u32 = int.parse().ok()?;
-    let frac: String = frac.chars().chain("00".chars()).take(2).collect();
+    // Two digits of the fraction, "5" as "50", without allocating (this
+    // runs on every tick: tests/alloc_tick.rs).
+    let mut digits = frac.bytes().chain(*b"00").take(2);
+    let mut hundredths = 0;
+    for _ in 0..2 {
+        let d = digits.next()?;
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        hundredths = hundredths * 10 + u32::from(d - b'0');
+    }
     // A load too large for u32 hundredths is unreadable, not wrapped to a
     // small one (found by the proc_files fuzz target).
-    int.checked_mul(100)?.checked_add(frac.parse::<u32>().ok()?)
+    int.checked_mul(100)?.checked_add(hundredths)
 }
 
 /// The 1, 5 and 15 minute load averages of /proc/loadavg, in hundredths
@@ -120,16 +153,10 @@ pub(crate) fn split_argv(argv: &Argv) -> Option<(&str, heapless::Vec<&str, { cra
 
 impl Checker {
     /// Run every configured check; the first failure is returned.
-    pub(crate) fn check(
-        &mut self,
-        w: &Watchdog,
-        files: &mut dyn Files,
-        runner: &mut dyn Runner,
-        wall_now: SystemTime,
-    ) -> Result<(), Failure> {
+    pub fn check(&mut self, w: &Watchdog, files: &mut dyn Files, runner: &mut dyn Runner, wall_now: SystemTime) -> Result<(), Failure> {
         if w.max_load1.is_some() || w.max_load5.is_some() || w.max_load15.is_some() {
             let path = Path::new("/proc/loadavg");
-            let text = read_text(files, path)?;
+            let text = read_text(files, path, &mut self.buf)?;
             for ((minutes, max), seen) in [(1u8, w.max_load1), (5, w.max_load5), (15, w.max_load15)].into_iter().zip(load_averages(&text)) {
                 if let (Some(max), Some(seen)) = (max, seen) {
                     if seen > max.0 {
@@ -140,7 +167,7 @@ impl Checker {
         }
         if let Some(min_kb) = w.min_memory_kb {
             let path = Path::new("/proc/meminfo");
-            let text = read_text(files, path)?;
+            let text = read_text(files, path, &mut self.buf)?;
             let avail =
                 mem_available(&text).ok_or_else(|| Failure::Unreadable { path: path.into(), why: "no MemAvailable line".into() })?;
             if avail < min_kb {
@@ -149,15 +176,15 @@ impl Checker {
         }
         for pidfile in &w.pidfiles {
             let path = pidfile.as_path();
-            let text = files.read(path).map_err(|e| Failure::Pidfile { path: path.into(), why: format!("cannot read: {e}") })?;
-            let text = String::from_utf8_lossy(&text);
+            files.read_into(path, &mut self.buf).map_err(|e| Failure::Pidfile { path: path.into(), why: format!("cannot read: {e}") })?;
+            let text = String::from_utf8_lossy(&self.buf);
             let pid: u32 = text
                 .trim()
                 .parse()
                 .ok()
                 .filter(|p| *p > 0)
                 .ok_or_else(|| Failure::Pidfile { path: path.into(), why: format!("no pid in {:?}", text.trim()) })?;
-            if !files.exists(&Path::new("/proc").join(pid.to_string())) {
+            if !files.exists(format_path(&mut self.path, format_args!("/proc/{pid}"))?) {
                 return Err(Failure::Pidfile { path: path.into(), why: format!("process {pid} is not running") });
             }
         }
@@ -171,12 +198,12 @@ impl Checker {
             }
         }
         if let Some(ifname) = &w.rx_interface {
-            let path = PathBuf::from(format!("/sys/class/net/{}/statistics/rx_bytes", ifname.as_str()));
-            let text = read_text(files, &path)?;
+            let path = format_path(&mut self.path, format_args!("/sys/class/net/{}/statistics/rx_bytes", ifname.as_str()))?;
+            let text = read_text(files, path, &mut self.buf)?;
             let bytes: u64 = text
                 .trim()
                 .parse()
-                .map_err(|_| Failure::Unreadable { path: path.clone(), why: format!("not a counter: {:?}", text.trim()) })?;
+                .map_err(|_| Failure::Unreadable { path: path.into(), why: format!("not a counter: {:?}", text.trim()) })?;
             let last = self.last_rx.replace(bytes);
             if last == Some(bytes) {
                 return Err(Failure::Rx { interface: ifname.to_string(), bytes });
@@ -184,7 +211,7 @@ impl Checker {
         }
         if let (Some(sensor), Some(max)) = (&w.temperature_sensor, w.max_temperature) {
             let path = sensor.as_path();
-            let text = read_text(files, path)?;
+            let text = read_text(files, path, &mut self.buf)?;
             let millideg: i64 = text
                 .trim()
                 .parse()
@@ -291,6 +318,9 @@ mod tests {
         assert_eq!(load_averages("0.52 42949673.00 341.5\n"), [Some(52), None, Some(34150)]);
         assert_eq!(load_averages("42949672.95 4294967.3 x"), [Some(u32::MAX), Some(429496730), None]);
         assert_eq!(load_averages(""), [None, None, None]);
+        // The fraction: one digit is tenths, a third digit is ignored, a sign or a letter is not a number.
+        assert_eq!(load_averages("1.5 0.525 7"), [Some(150), Some(52), Some(700)]);
+        assert_eq!(load_averages("1.+5 0.x 2."), [None, None, Some(200)]);
     }
 
     fn wd() -> Watchdog {

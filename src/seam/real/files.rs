@@ -74,8 +74,14 @@ impl Files for RealFiles {
         fs::read(self.root.at(path))
     }
 
+    fn read_into(&mut self, path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+        use std::io::Read;
+        buf.clear();
+        fs::File::open(self.root.resolve(path))?.read_to_end(buf).map(drop)
+    }
+
     fn exists(&mut self, path: &Path) -> bool {
-        self.root.at(path).exists()
+        self.root.resolve(path).exists()
     }
 
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
@@ -96,7 +102,7 @@ impl Files for RealFiles {
     }
 
     fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
-        fs::metadata(self.root.at(path))?.modified()
+        fs::metadata(self.root.resolve(path))?.modified()
     }
 }
 
@@ -123,6 +129,23 @@ mod tests {
         assert_eq!(replace_atomically(&p, b"two\n").unwrap(), Replaced::Unchanged);
         assert_eq!(fs::metadata(&p).unwrap().modified().unwrap(), before);
         assert!(!d.join("exports.nasboot-tmp").exists());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn read_into_replaces_the_buffer_and_keeps_its_capacity() {
+        let d = scratch("read-into");
+        fs::write(d.join("a"), b"long first content\n").unwrap();
+        fs::write(d.join("b"), b"2\n").unwrap();
+        let mut f = RealFiles::new(Root::new(Some(d.clone())));
+        let mut buf = Vec::with_capacity(256);
+        let cap = buf.capacity();
+        f.read_into(Path::new("/a"), &mut buf).unwrap();
+        assert_eq!(buf, b"long first content\n");
+        f.read_into(Path::new("/b"), &mut buf).unwrap();
+        assert_eq!(buf, b"2\n");
+        assert_eq!(buf.capacity(), cap);
+        assert_eq!(f.read_into(Path::new("/none"), &mut buf).unwrap_err().kind(), io::ErrorKind::NotFound);
         fs::remove_dir_all(&d).unwrap();
     }
 

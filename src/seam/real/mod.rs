@@ -31,6 +31,14 @@ impl Root {
             Some(dir) => dir.join(path.strip_prefix("/").unwrap_or(path)),
         }
     }
+
+    /// Like [`Root::at`], borrowing the path (no allocation) without `--root`.
+    pub fn resolve<'p>(&self, path: &'p Path) -> std::borrow::Cow<'p, Path> {
+        match &self.0 {
+            None => std::borrow::Cow::Borrowed(path),
+            Some(_) => std::borrow::Cow::Owned(self.at(path)),
+        }
+    }
 }
 
 #[cfg(test)]
