@@ -234,7 +234,7 @@
 //! condition for the ingress hooks, stateless without forwarding, is one
 //! function (`Firewall::ingress_fits`) for the model and the observation.
 //! For a router (`forward = true`) it also asks the kernel for
-//! nft_flow_offload and nf_nat (`kernel_has`: /sys/module, modules.builtin,
+//! nft_flow_offload and nf_nat (`Modules`: /sys/module, modules.builtin,
 //! the module files), and reads the forwarding sysctls, which the load
 //! action sets only after its rule set loaded. `firewall/flows.rs` counts
 //! tracked and offloaded connections for `status`.

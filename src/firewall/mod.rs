@@ -278,7 +278,8 @@ pub(crate) fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<boo
 }
 
 pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
-    let kernel = seams.sysctl.get("kernel.osrelease").ok().and_then(|r| backend::kernel_version(&r));
+    let release = seams.sysctl.get("kernel.osrelease").ok();
+    let kernel = release.as_deref().and_then(backend::kernel_version);
     let mut names = |path: &str| {
         seams.files.read(std::path::Path::new(path)).map(|b| Leftovers::from_names(&String::from_utf8_lossy(&b))).unwrap_or_default()
     };
@@ -313,10 +314,14 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         .flatten();
     let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
     let router = fw.forward && fw.profile != FwProfile::Off;
-    let flowtable = (router && fw.flow_offload == FlowOffload::Auto && backend == Backend::Nftables)
-        .then(|| kernel_has(seams, "nft_flow_offload"))
-        .flatten();
-    let nat = router.then(|| kernel_has(seams, "nf_nat")).flatten();
+    let (mut flowtable, mut nat) = (None, None);
+    if router {
+        let modules = Modules::read(seams, release.as_deref());
+        if fw.flow_offload == FlowOffload::Auto && backend == Backend::Nftables {
+            flowtable = modules.has(seams, "nft_flow_offload");
+        }
+        nat = modules.has(seams, "nf_nat");
+    }
     let forwarding = if router { crate::sysctl::observe(&forwarding_wanted(ipv6), seams) } else { crate::sysctl::Observed::default() };
     Observed { offer, ipv6, left4, left6, ours_loaded, links, flowtable, nat, forwarding }
 }
@@ -336,29 +341,39 @@ pub(crate) const FORWARD_V4: &str = "net.ipv4.ip_forward";
 /// address from router advertisements needs `accept_ra = 2`.
 pub(crate) const FORWARD_V6: &str = "net.ipv6.conf.all.forwarding";
 
-/// Whether the running kernel has netfilter module `name` (in
-/// net/netfilter/): loaded, or built in with a /sys/module entry; built in
-/// per modules.builtin; or a module file where Debian (kernel/net/
-/// netfilter/) or OpenWrt (flat) installs it. None when there is no
-/// /lib/modules directory for this kernel to ask.
-fn kernel_has(seams: &mut Seams<'_>, name: &str) -> Option<bool> {
-    use std::path::Path;
-    if seams.files.exists(Path::new(&format!("{}/{name}", paths::SYS_MODULE))) {
-        return Some(true);
+/// The running kernel's modules, asked for a router's netfilter modules:
+/// its /lib/modules directory and modules.builtin, read once.
+struct Modules {
+    /// None when there is no /lib/modules directory for this kernel.
+    dir: Option<String>,
+    builtin: String,
+}
+
+impl Modules {
+    fn read(seams: &mut Seams<'_>, release: Option<&str>) -> Modules {
+        use std::path::Path;
+        let dir = release.map(|r| format!("{}/{}", paths::LIB_MODULES, r.trim())).filter(|d| seams.files.exists(Path::new(d)));
+        let builtin = dir.as_ref().and_then(|d| seams.files.read(Path::new(&format!("{d}/modules.builtin"))).ok()).unwrap_or_default();
+        Modules { dir, builtin: String::from_utf8_lossy(&builtin).into_owned() }
     }
-    let release = seams.sysctl.get("kernel.osrelease").ok()?;
-    let dir = format!("{}/{}", paths::LIB_MODULES, release.trim());
-    if !seams.files.exists(Path::new(&dir)) {
-        return None;
+
+    /// Whether netfilter module `name` is there: loaded, or built in with
+    /// a /sys/module entry; built in per modules.builtin; or a module file
+    /// where Debian (kernel/net/netfilter/) or OpenWrt (flat) installs it.
+    /// None when there is no /lib/modules directory to ask.
+    fn has(&self, seams: &mut Seams<'_>, name: &str) -> Option<bool> {
+        use std::path::Path;
+        if seams.files.exists(Path::new(&format!("{}/{name}", paths::SYS_MODULE))) {
+            return Some(true);
+        }
+        let dir = self.dir.as_ref()?;
+        let ko = format!("/{name}.ko");
+        if self.builtin.lines().any(|l| l.ends_with(&ko)) {
+            return Some(true);
+        }
+        let files = [format!("{dir}/kernel/net/netfilter{ko}"), format!("{dir}{ko}")];
+        Some(files.iter().any(|f| ["", ".xz", ".zst", ".gz"].iter().any(|z| seams.files.exists(Path::new(&format!("{f}{z}"))))))
     }
-    let builtin = seams.files.read(Path::new(&format!("{dir}/modules.builtin"))).unwrap_or_default();
-    let ko = format!("/{name}.ko");
-    if String::from_utf8_lossy(&builtin).lines().any(|l| l.ends_with(&ko)) {
-        return Some(true);
-    }
-    let files = [format!("{dir}/kernel/net/netfilter{ko}"), format!("{dir}{ko}")];
-    let found = files.iter().any(|f| ["", ".xz", ".zst", ".gz"].iter().any(|z| seams.files.exists(Path::new(&format!("{f}{z}")))));
-    Some(found)
 }
 
 /// Every interface but loopback, with its link type; None if an interface
