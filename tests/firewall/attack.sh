@@ -176,6 +176,8 @@ attack() {
 	wan "$PY" "$TOP/tests/firewall/wan-attack.py" eth0 "$mac" "$NETNS_WAN_HOST" "$NETNS_WAN_BOX" fd00:51::1 fd00:51::2 "$UDP_PORTS" "$TCP_PORTS" >"$out" 2>"$WORK/attack.err" || true
 	sent=$(awk '$1 == "sent" { print $2 }' "$out")
 	t_check "$nb: the attack ran ($(tail -1 "$WORK/attack.err"))" positive "${sent:-0}"
+	# A frame the capture lost would read as an answer the box never sent.
+	t_eq "$nb: the capture lost no frame" 0 "$(awk '$1 == "dropped" { print $2 }' "$out")"
 	if [ "$scan" = 1 ]; then
 		# The box's neighbour entry fixed on the WAN host, as the attack's
 		# frames are: a rule set that drops neighbour discovery from the WAN

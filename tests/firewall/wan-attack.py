@@ -33,10 +33,18 @@ range, where the box's TCP stack must answer with RST (the replies to the
 box's own connections arrive there).
 
 Prints one line per TCP segment the box sent back ("synack|rst|other
-FAMILY BOXPORT"), and "sent N". What reached the box's UDP listeners is
-in the listeners' own log (tests/firewall/listen.py).
+FAMILY BOXPORT"), "sent N", and "dropped N": the frames the capture socket
+lost (PACKET_STATISTICS). The capture sees every frame on IFACE, the
+attack's own included, and scapy reads them in Python, so with scapy's
+default 64 KiB receive buffer a loaded machine lost the box's answers
+(an IPv6 RST missing from a CI run); the buffer is made large enough for
+the whole attack, and a drop is reported rather than read as silence.
+What reached the box's UDP listeners is in the listeners' own log
+(tests/firewall/listen.py).
 """
 
+import socket
+import struct
 import sys
 import time
 
@@ -47,6 +55,10 @@ conf.verb = 0
 SPORTS = [53, 123, 67, 547, 1024]
 DATA = b"nasboot-attack!!"  # 16 bytes: keeps fragment offsets whole
 CONTROL_PORT = 50000
+SOL_PACKET = 263  # <linux/socket.h>
+SO_RCVBUFFORCE = 33  # <asm-generic/socket.h>; Python names only SO_RCVBUF
+PACKET_STATISTICS = 6  # <linux/if_packet.h>: struct tpacket_stats
+CAPTURE_BUFFER = 64 << 20  # the attack is ~2,000 frames of ~2 KiB truesize at most
 
 
 def segment(l3, sport, dport, flags, data=b""):
@@ -175,18 +187,26 @@ def main():
     def from_box(p):
         return TCP in p and ((IP in p and p[IP].src in boxes) or (IPv6 in p and p[IPv6].src in boxes))
 
-    sniff = AsyncSniffer(iface=iface, lfilter=from_box, store=True)
+    capture = conf.L2listen(iface=iface)
+    # SO_RCVBUFFORCE (root): past net.core.rmem_max.
+    capture.ins.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, CAPTURE_BUFFER)
+    capture.ins.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8)  # reading resets the counters
+    sniff = AsyncSniffer(opened_socket=capture, lfilter=from_box, store=True)
     sniff.start()
     time.sleep(0.5)
     attack = Attack(iface, mac, src4, box4, src6, box6)
     attack.run(udp_ports, tcp_ports)
     time.sleep(1.5)
-    for p in sniff.stop():
+    _, drops = struct.unpack("II", capture.ins.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+    answers = sniff.stop()
+    capture.close()
+    for p in answers:
         t = p[TCP]
         fam = "v4" if IP in p else "v6"
         kind = "synack" if (t.flags & 0x12) == 0x12 else "rst" if t.flags & 0x04 else "other"
         print(f"{kind} {fam} {t.sport}")
     print(f"sent {attack.sent}")
+    print(f"dropped {drops}")
 
 
 if __name__ == "__main__":
