@@ -39,6 +39,8 @@ impl fmt::Display for StepError {
     }
 }
 
+impl std::error::Error for StepError {}
+
 impl ExitStatus for StepError {
     /// Partial: 3, the rest of the boot carried on; fatal: 1.
     fn exit_status(&self) -> Status {
