@@ -16,6 +16,7 @@ use crate::{firewall, net, share, storage, sysctl, watchdog};
 /// (`cmd::apply`) shows each once, "SUBJECT: MESSAGE".
 #[derive(Debug)]
 pub(crate) enum StepError {
+    Watchdog(watchdog::Error),
     Storage(storage::Error),
     /// The subsystems that still fail with the generic step error.
     Step(crate::step::StepError),
@@ -24,6 +25,7 @@ pub(crate) enum StepError {
 impl StepError {
     fn inner(&self) -> &(dyn std::error::Error + 'static) {
         match self {
+            StepError::Watchdog(e) => e,
             StepError::Storage(e) => e,
             StepError::Step(e) => e,
         }
@@ -33,6 +35,7 @@ impl StepError {
 impl fmt::Display for StepError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            StepError::Watchdog(e) => e.fmt(f),
             StepError::Storage(e) => e.fmt(f),
             StepError::Step(e) => e.fmt(f),
         }
@@ -49,6 +52,7 @@ impl std::error::Error for StepError {
 impl ExitStatus for StepError {
     fn exit_status(&self) -> Status {
         match self {
+            StepError::Watchdog(e) => e.exit_status(),
             StepError::Storage(e) => e.exit_status(),
             StepError::Step(e) => e.exit_status(),
         }
@@ -65,7 +69,7 @@ macro_rules! from {
     )*};
 }
 
-from!(Storage(storage::Error), Step(crate::step::StepError));
+from!(Watchdog(watchdog::Error), Storage(storage::Error), Step(crate::step::StepError));
 
 /// What an apply did.
 pub(crate) struct Report {
