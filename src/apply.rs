@@ -18,6 +18,7 @@ use crate::{firewall, net, share, storage, sysctl, watchdog};
 pub(crate) enum StepError {
     Watchdog(watchdog::Error),
     Storage(storage::Error),
+    Share(share::Error),
     /// The subsystems that still fail with the generic step error.
     Step(crate::step::StepError),
 }
@@ -27,6 +28,7 @@ impl StepError {
         match self {
             StepError::Watchdog(e) => e,
             StepError::Storage(e) => e,
+            StepError::Share(e) => e,
             StepError::Step(e) => e,
         }
     }
@@ -37,6 +39,7 @@ impl fmt::Display for StepError {
         match self {
             StepError::Watchdog(e) => e.fmt(f),
             StepError::Storage(e) => e.fmt(f),
+            StepError::Share(e) => e.fmt(f),
             StepError::Step(e) => e.fmt(f),
         }
     }
@@ -54,6 +57,7 @@ impl ExitStatus for StepError {
         match self {
             StepError::Watchdog(e) => e.exit_status(),
             StepError::Storage(e) => e.exit_status(),
+            StepError::Share(e) => e.exit_status(),
             StepError::Step(e) => e.exit_status(),
         }
     }
@@ -69,7 +73,7 @@ macro_rules! from {
     )*};
 }
 
-from!(Watchdog(watchdog::Error), Storage(storage::Error), Step(crate::step::StepError));
+from!(Watchdog(watchdog::Error), Storage(storage::Error), Share(share::Error), Step(crate::step::StepError));
 
 /// What an apply did.
 pub(crate) struct Report {
