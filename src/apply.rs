@@ -17,6 +17,7 @@ use crate::{firewall, net, share, storage, sysctl, watchdog};
 #[derive(Debug)]
 pub(crate) enum StepError {
     Watchdog(watchdog::Error),
+    Sysctl(sysctl::Error),
     Storage(storage::Error),
     Share(share::Error),
     /// The subsystems that still fail with the generic step error.
@@ -27,6 +28,7 @@ impl StepError {
     fn inner(&self) -> &(dyn std::error::Error + 'static) {
         match self {
             StepError::Watchdog(e) => e,
+            StepError::Sysctl(e) => e,
             StepError::Storage(e) => e,
             StepError::Share(e) => e,
             StepError::Step(e) => e,
@@ -38,6 +40,7 @@ impl fmt::Display for StepError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StepError::Watchdog(e) => e.fmt(f),
+            StepError::Sysctl(e) => e.fmt(f),
             StepError::Storage(e) => e.fmt(f),
             StepError::Share(e) => e.fmt(f),
             StepError::Step(e) => e.fmt(f),
@@ -56,6 +59,7 @@ impl ExitStatus for StepError {
     fn exit_status(&self) -> Status {
         match self {
             StepError::Watchdog(e) => e.exit_status(),
+            StepError::Sysctl(e) => e.exit_status(),
             StepError::Storage(e) => e.exit_status(),
             StepError::Share(e) => e.exit_status(),
             StepError::Step(e) => e.exit_status(),
@@ -73,7 +77,7 @@ macro_rules! from {
     )*};
 }
 
-from!(Watchdog(watchdog::Error), Storage(storage::Error), Share(share::Error), Step(crate::step::StepError));
+from!(Watchdog(watchdog::Error), Sysctl(sysctl::Error), Storage(storage::Error), Share(share::Error), Step(crate::step::StepError));
 
 /// What an apply did.
 pub(crate) struct Report {

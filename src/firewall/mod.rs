@@ -476,7 +476,7 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> 
     match a {
         Action::Load { rules, fallback_lan, instead, then } => {
             load::load(rules, instead.as_ref(), fallback_lan.as_ref(), seams)?;
-            then.iter().try_for_each(|a| crate::sysctl::apply(a, seams))
+            then.iter().try_for_each(|a| crate::sysctl::apply(a, seams).map_err(Into::into))
         }
     }
 }

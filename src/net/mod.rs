@@ -256,7 +256,7 @@ pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
 pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
     match a {
         Action::Missing { name } => Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it")),
-        Action::Sysctl(a) => crate::sysctl::apply(a, seams),
+        Action::Sysctl(a) => crate::sysctl::apply(a, seams).map_err(Into::into),
         Action::Link(a) => link::apply(a, seams),
         Action::Ethtool(a) => tuning::apply(a, seams),
         Action::Carrier(a) => carrier::apply(a, seams),
