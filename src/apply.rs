@@ -18,6 +18,7 @@ use crate::{firewall, net, share, storage, sysctl, watchdog};
 pub(crate) enum StepError {
     Watchdog(watchdog::Error),
     Sysctl(sysctl::Error),
+    Net(net::Error),
     Storage(storage::Error),
     Share(share::Error),
     /// The subsystems that still fail with the generic step error.
@@ -29,6 +30,7 @@ impl StepError {
         match self {
             StepError::Watchdog(e) => e,
             StepError::Sysctl(e) => e,
+            StepError::Net(e) => e,
             StepError::Storage(e) => e,
             StepError::Share(e) => e,
             StepError::Step(e) => e,
@@ -41,6 +43,7 @@ impl fmt::Display for StepError {
         match self {
             StepError::Watchdog(e) => e.fmt(f),
             StepError::Sysctl(e) => e.fmt(f),
+            StepError::Net(e) => e.fmt(f),
             StepError::Storage(e) => e.fmt(f),
             StepError::Share(e) => e.fmt(f),
             StepError::Step(e) => e.fmt(f),
@@ -60,6 +63,7 @@ impl ExitStatus for StepError {
         match self {
             StepError::Watchdog(e) => e.exit_status(),
             StepError::Sysctl(e) => e.exit_status(),
+            StepError::Net(e) => e.exit_status(),
             StepError::Storage(e) => e.exit_status(),
             StepError::Share(e) => e.exit_status(),
             StepError::Step(e) => e.exit_status(),
@@ -77,7 +81,14 @@ macro_rules! from {
     )*};
 }
 
-from!(Watchdog(watchdog::Error), Sysctl(sysctl::Error), Storage(storage::Error), Share(share::Error), Step(crate::step::StepError));
+from!(
+    Watchdog(watchdog::Error),
+    Sysctl(sysctl::Error),
+    Net(net::Error),
+    Storage(storage::Error),
+    Share(share::Error),
+    Step(crate::step::StepError)
+);
 
 /// What an apply did.
 pub(crate) struct Report {
