@@ -18,11 +18,10 @@ use crate::{firewall, net, share, storage, sysctl, watchdog};
 pub(crate) enum StepError {
     Watchdog(watchdog::Error),
     Sysctl(sysctl::Error),
+    Firewall(firewall::Error),
     Net(net::Error),
     Storage(storage::Error),
     Share(share::Error),
-    /// The subsystems that still fail with the generic step error.
-    Step(crate::step::StepError),
 }
 
 impl StepError {
@@ -30,10 +29,10 @@ impl StepError {
         match self {
             StepError::Watchdog(e) => e,
             StepError::Sysctl(e) => e,
+            StepError::Firewall(e) => e,
             StepError::Net(e) => e,
             StepError::Storage(e) => e,
             StepError::Share(e) => e,
-            StepError::Step(e) => e,
         }
     }
 }
@@ -43,10 +42,10 @@ impl fmt::Display for StepError {
         match self {
             StepError::Watchdog(e) => e.fmt(f),
             StepError::Sysctl(e) => e.fmt(f),
+            StepError::Firewall(e) => e.fmt(f),
             StepError::Net(e) => e.fmt(f),
             StepError::Storage(e) => e.fmt(f),
             StepError::Share(e) => e.fmt(f),
-            StepError::Step(e) => e.fmt(f),
         }
     }
 }
@@ -63,10 +62,10 @@ impl ExitStatus for StepError {
         match self {
             StepError::Watchdog(e) => e.exit_status(),
             StepError::Sysctl(e) => e.exit_status(),
+            StepError::Firewall(e) => e.exit_status(),
             StepError::Net(e) => e.exit_status(),
             StepError::Storage(e) => e.exit_status(),
             StepError::Share(e) => e.exit_status(),
-            StepError::Step(e) => e.exit_status(),
         }
     }
 }
@@ -84,10 +83,10 @@ macro_rules! from {
 from!(
     Watchdog(watchdog::Error),
     Sysctl(sysctl::Error),
+    Firewall(firewall::Error),
     Net(net::Error),
     Storage(storage::Error),
-    Share(share::Error),
-    Step(crate::step::StepError)
+    Share(share::Error)
 );
 
 /// What an apply did.
@@ -154,5 +153,7 @@ mod tests {
         assert_eq!(e.exit_status().code(), 3);
         let cause = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<io::Error>()).and_then(io::Error::raw_os_error);
         assert_eq!(cause, Some(nix::libc::EINVAL));
+        let e: StepError = firewall::Error::NotWaiting.into();
+        assert_eq!(e.exit_status().code(), 1);
     }
 }

@@ -258,7 +258,6 @@ mod paths;
 mod plan;
 mod seam;
 mod share;
-mod step;
 mod storage;
 mod sys;
 mod sysctl;

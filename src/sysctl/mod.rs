@@ -106,18 +106,6 @@ impl ExitStatus for Error {
     }
 }
 
-// Until net and the firewall have errors of their own.
-impl From<Error> for crate::step::StepError {
-    fn from(e: Error) -> crate::step::StepError {
-        let Error::Set { scope, key, source } = e;
-        let subject = match scope {
-            Scope::Global => format!("sysctl {key}"),
-            Scope::Interface(name) => format!("{name} sysctl {key}"),
-        };
-        crate::step::StepError::partial(subject, source)
-    }
-}
-
 pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     seams.sysctl.set(&a.key, &a.value).map_err(|source| Error::Set { scope: a.scope.clone(), key: a.key.clone(), source })
 }
