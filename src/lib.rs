@@ -38,6 +38,37 @@
 //! `src/cmd/` has one file per subcommand; `main.rs` only wires the seams and
 //! the command together.
 //!
+//! # Errors
+//!
+//! A profile that fails to parse or validate is one `config::ConfigError`
+//! (file, line, column, key path), exit 2. At apply, each
+//! subsystem has its own error enum: `net::Error` (`net/error.rs`),
+//! `firewall::Error` (`firewall/error.rs`, over the loader's `LoadError`),
+//! `share::Error`, `sysctl::Error`, `storage::Error`, `watchdog::Error`
+//! (over the device's `OpenError`). A variant is one way a step fails and
+//! keeps its context typed (the interface, the knob, the value, the file,
+//! the tool) with the underlying error (`io::Error`, `OpenError`,
+//! `LoadError`) as its `source()`; only what a tool printed is kept as
+//! text, the rest is formatted when shown. Its `Display` is the one line
+//! the log and the summary show, subject first (`eth0 mtu: the kernel
+//! refused 9000 (Invalid argument (os error 22)): below the minimum or
+//! above the driver's maximum`), and includes the cause's text, so it is
+//! printed with `{}` alone, never by walking `source()`, and no `Debug` of
+//! an error reaches a user. That text is an interface (the shell suites
+//! and users' log filters look for it): `net/error.rs` and
+//! `firewall/error.rs` pin every variant's.
+//!
+//! `apply.rs` collects the steps' failures as `apply::StepError`, one
+//! variant per subsystem (with `From` for each), adding no text of its own;
+//! `cmd::apply` shows each once. The module graph stays acyclic: a
+//! subsystem knows only its own error (net and the firewall wrap
+//! `sysctl::Error` for the sysctls they set), and only `cmd` (and the net
+//! tests, which drive whole applies) imports `apply.rs`. One trait, `exit::ExitStatus`, gives each error its exit
+//! status: 1 for a step that could not be done (a file not replaced, a rule
+//! set not loaded, the watchdog not armed), 3 for a knob the boot carried
+//! on without; a command ends with the worst. Tests match the variant, not
+//! just any error.
+//!
 //! # Seams
 //!
 //! `src/seam/` has one trait per kind of side effect: files, /proc/sys,
@@ -184,7 +215,7 @@
 //!
 //! The ioctl numbers live in the kernel-ABI leaf (`sys/watchdog.rs`,
 //! unit-tested against the kernel's table for each target); `src/watchdog/`
-//! holds the device policy over the device seam (`device.rs`,
+//! holds the device policy over the device seam (`watchdog/device.rs`,
 //! `watchdog::Device`; the seam is `seam/watchdog.rs`), the
 //! daemon loop, health checks, reset history, signals and memory; the
 //! `[watchdog]` keys are parsed in `config/watchdog.rs`.
@@ -258,7 +289,6 @@ mod paths;
 mod plan;
 mod seam;
 mod share;
-mod step;
 mod storage;
 mod sys;
 mod sysctl;

@@ -2,12 +2,13 @@
 //! "prefetch" that nearly doubled a small NAS's share reads (seed 002).
 
 use std::fmt;
+use std::io;
 use std::path::PathBuf;
 
 use crate::config::Profile;
+use crate::exit::{ExitStatus, Status};
 use crate::paths;
 use crate::seam::Seams;
-use crate::step::StepError;
 
 /// Set a device's read-ahead.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +62,55 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
         .collect()
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+/// Why a block device's knob did not take.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// The kernel refused the device's read_ahead_kb.
+    ReadAhead { device: String, source: io::Error },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::ReadAhead { device, source } => write!(f, "{device} read_ahead_kb: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::ReadAhead { source, .. } => Some(source),
+        }
+    }
+}
+
+impl ExitStatus for Error {
+    /// A knob: the boot carries on (3).
+    fn exit_status(&self) -> Status {
+        Status::Partial
+    }
+}
+
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     let value = format!("{}\n", a.read_ahead_kb);
-    seams.files.write_kernel(&knob(&a.device), value.as_bytes()).map_err(|e| StepError::partial(format!("{} read_ahead_kb", a.device), e))
+    seams.files.write_kernel(&knob(&a.device), value.as_bytes()).map_err(|source| Error::ReadAhead { device: a.device.clone(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seam::fake::FakeBoard;
+
+    #[test]
+    fn a_refused_read_ahead_names_the_device_and_keeps_the_cause() {
+        let mut b = FakeBoard::new();
+        b.files.fail_writes = Some(io::ErrorKind::PermissionDenied);
+        let a = Action { device: "sda".into(), read_ahead_kb: 1024, from: Some(128) };
+        let e = apply(&a, &mut b.seams()).unwrap_err();
+        let Error::ReadAhead { device, source } = &e;
+        assert_eq!((device.as_str(), source.kind()), ("sda", io::ErrorKind::PermissionDenied));
+        assert_eq!(e.to_string(), "sda read_ahead_kb: permission denied");
+        assert_eq!(e.exit_status(), Status::Partial);
+    }
 }

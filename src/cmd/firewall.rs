@@ -78,7 +78,7 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
                             let _ = io.out.flush();
                         };
                         firewall::load::load_confirmed(rules, instead.as_ref(), fallback_lan.as_ref(), &c, seams, &mut sleep, &mut say)
-                            .and_then(|()| then.iter().try_for_each(|t| crate::sysctl::apply(t, seams)))
+                            .and_then(|()| then.iter().try_for_each(|t| crate::sysctl::apply(t, seams).map_err(Into::into)))
                     }
                 };
                 match result {

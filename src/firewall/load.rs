@@ -24,15 +24,17 @@
 //! SSH session (the very case this guards against) does not stop the
 //! rollback. SIGINT and SIGTERM end the wait without a rollback.
 
+use std::fmt;
+use std::io;
 use std::path::Path;
 use std::time::Duration;
 
 use super::backend::Backend;
 use super::model::Ifaces;
+use super::{Error, Then};
 use super::{Instead, RuleSet};
 use crate::paths;
 use crate::seam::{Cmd, Output, Seams};
-use crate::step::StepError;
 
 /// How long a tool may take: fw3 reloads have taken seconds per interface
 /// on MIPS routers, so be generous.
@@ -40,27 +42,76 @@ const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often `--confirm` looks for the confirmation.
 pub(crate) const POLL: Duration = Duration::from_millis(200);
 
-/// Why a rule set did not load.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why a rule set did not load, or the loaded one could not be saved.
+/// Every variant but `Missing` may have changed what is loaded.
+#[derive(Debug)]
 pub(crate) enum LoadError {
     /// The tool is not on PATH; nothing was changed.
     Missing(&'static str),
-    /// The tool refused the rule set (check or load); `detail` quotes its
-    /// error and the offending line of the file.
+    /// The tool could not be run.
+    Run { tool: &'static str, source: io::Error },
+    /// It did not finish within [`TOOL_TIMEOUT`].
+    TimedOut(&'static str),
+    /// It was killed by a signal (a crash): what it printed is not the reason.
+    Killed(&'static str),
+    /// It refused the rule set (check or load); `detail` quotes its error
+    /// and the offending line of the file ([`explain`]).
     Rejected { tool: &'static str, detail: String },
+    /// `nft list table FAMILY NAME` failed; its standard error.
+    List { family: &'static str, name: &'static str, stderr: String },
+    /// `iptables-save` or `ip6tables-save` failed; its standard error.
+    Save { tool: &'static str, stderr: String },
 }
 
 impl LoadError {
-    fn tool(&self) -> &'static str {
+    pub(crate) fn tool(&self) -> &'static str {
         match self {
-            LoadError::Missing(t) | LoadError::Rejected { tool: t, .. } => t,
+            LoadError::Missing(t)
+            | LoadError::Run { tool: t, .. }
+            | LoadError::TimedOut(t)
+            | LoadError::Killed(t)
+            | LoadError::Rejected { tool: t, .. }
+            | LoadError::Save { tool: t, .. } => t,
+            LoadError::List { .. } => "nft",
         }
     }
-    fn message(&self) -> String {
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LoadError::Missing(t) => format!("`{t}` is not on PATH: nothing was loaded"),
-            LoadError::Rejected { detail, .. } => detail.clone(),
+            LoadError::Missing(t) => write!(f, "`{t}` is not on PATH: nothing was loaded"),
+            LoadError::Run { tool, source } => write!(f, "{tool} could not run: {source}"),
+            LoadError::TimedOut(t) => write!(f, "{t} did not finish within {} s", TOOL_TIMEOUT.as_secs()),
+            LoadError::Killed(t) => write!(f, "{t} was killed by a signal before it finished (it crashed?)"),
+            LoadError::Rejected { tool, detail } => write!(f, "{tool} rejected the rule set: {detail}"),
+            LoadError::List { family, name, stderr } => write!(f, "nft list table {family} {name}: {stderr}"),
+            LoadError::Save { tool, stderr } => write!(f, "{tool} failed: {stderr}"),
         }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LoadError::Run { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Several failed loads (one per backend tried), "; " between them.
+pub(crate) struct Joined<'a>(pub &'a [LoadError]);
+
+impl fmt::Display for Joined<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            e.fmt(f)?;
+        }
+        Ok(())
     }
 }
 
@@ -69,8 +120,8 @@ fn run(seams: &mut Seams<'_>, tool: &'static str, args: &[&str], stdin: Option<&
     log::debug!("running {}", cmd.display());
     match seams.runner.run(&cmd) {
         Ok(o) => Ok(o),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(LoadError::Missing(tool)),
-        Err(e) => Err(LoadError::Rejected { tool, detail: format!("{tool} could not run: {e}") }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(LoadError::Missing(tool)),
+        Err(source) => Err(LoadError::Run { tool, source }),
     }
 }
 
@@ -105,15 +156,14 @@ fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError>
     if out.success() {
         return Ok(());
     }
-    let detail = if out.timed_out {
-        format!("{tool} did not finish within {} s", TOOL_TIMEOUT.as_secs())
+    Err(if out.timed_out {
+        LoadError::TimedOut(tool)
     } else if out.code.is_none() {
         // A crash (or a kill): whatever it printed is not the reason.
-        format!("{tool} was killed by a signal before it finished (it crashed?)")
+        LoadError::Killed(tool)
     } else {
-        format!("{tool} rejected the rule set: {}", explain(&out.stderr, text))
-    };
-    Err(LoadError::Rejected { tool, detail })
+        LoadError::Rejected { tool, detail: explain(&out.stderr, text) }
+    })
 }
 
 /// Check, then load, one rule set. Nothing is changed unless every check
@@ -157,17 +207,12 @@ pub(crate) fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), 
 
 /// Load the fallback: with `backend`, or failing that with the other one.
 /// Returns what was loaded, or why neither loaded.
-fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, String> {
-    let mut why = String::new();
+fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, Vec<LoadError>> {
+    let mut why = Vec::new();
     for b in [backend, backend.other()] {
         match check_and_load(&super::fallback(lan, b, ipv6), seams) {
             Ok(()) => return Ok(b),
-            Err(e) => {
-                if !why.is_empty() {
-                    why.push_str("; ");
-                }
-                why.push_str(&e.message());
-            }
+            Err(e) => why.push(e),
         }
     }
     Err(why)
@@ -177,57 +222,46 @@ fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'
 /// have chosen without the ingress hooks or the flowtable) if given, and
 /// succeed; failing that, with `fallback_lan`, load the fallback and fail.
 /// A missing tool changes nothing.
-pub(crate) fn load(
-    rules: &RuleSet,
-    instead: Option<&Instead>,
-    fallback_lan: Option<&Ifaces>,
-    seams: &mut Seams<'_>,
-) -> Result<(), StepError> {
+pub(crate) fn load(rules: &RuleSet, instead: Option<&Instead>, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), Error> {
     let e = match check_and_load(rules, seams) {
         Ok(()) => return Ok(()),
         Err(e) => e,
     };
-    if let (LoadError::Rejected { .. }, Some(i)) = (&e, instead) {
+    let missing = matches!(e, LoadError::Missing(_));
+    if let (false, Some(i)) = (missing, instead) {
         if check_and_load(&i.rules, seams).is_ok() {
-            log::warn!("{}; loaded {}", e.message(), i.what);
+            log::warn!("{e}; loaded {}", i.what);
             return Ok(());
         }
     }
-    let tool = e.tool();
-    match (&e, fallback_lan) {
-        (LoadError::Missing(_), _) => Err(StepError::fatal(tool, format!("{}; the previous rule set is kept", e.message()))),
-        (LoadError::Rejected { .. }, None) => Err(StepError::fatal(tool, e.message())),
-        (LoadError::Rejected { .. }, Some(lan)) => match load_fallback(lan, rules.backend, rules.ipv6, seams) {
-            Ok(b) => {
-                Err(StepError::fatal(tool, format!("{}; loaded the fallback rule set instead ({b}: loopback and LAN only)", e.message())))
-            }
-            Err(why) => Err(StepError::fatal(tool, format!("{}; the fallback did not load either: {why}", e.message()))),
+    let then = match fallback_lan {
+        _ if missing => Then::KeptPrevious,
+        None => Then::NoFallback,
+        Some(lan) => match load_fallback(lan, rules.backend, rules.ipv6, seams) {
+            Ok(b) => Then::FellBack(b),
+            Err(why) => Then::FallbackFailed(why),
         },
-    }
+    };
+    Err(Error::Load { source: e, then })
 }
 
 /// Load the emergency rule set (a profile that cannot be read at boot):
 /// with `backend`, or failing that the other one.
-pub(crate) fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, StepError> {
-    let mut why = String::new();
+pub(crate) fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, Error> {
+    let mut tried = Vec::new();
     for b in [backend, backend.other()] {
         match check_and_load(&super::emergency(b, ipv6), seams) {
             Ok(()) => return Ok(b),
-            Err(e) => {
-                if !why.is_empty() {
-                    why.push_str("; ");
-                }
-                why.push_str(&e.message());
-            }
+            Err(e) => tried.push(e),
         }
     }
-    Err(StepError::fatal("firewall", format!("the emergency rule set did not load: {why}")))
+    Err(Error::Emergency { tried })
 }
 
 /// For the boot scripts when the profile cannot be read: choose a backend
 /// from what the board offers (as `auto` would) and load the emergency
 /// rule set (see the module documentation of `firewall`).
-pub(crate) fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, StepError> {
+pub(crate) fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, Error> {
     let offer = super::backend::Offer {
         kernel: seams.sysctl.get("kernel.osrelease").ok().and_then(|r| super::backend::kernel_version(&r)),
         nft: seams.runner.which("nft").is_some(),
@@ -260,7 +294,7 @@ pub(crate) fn complete(saved: &str, new: &str, out: &mut String) {
 }
 
 /// `nft list table FAMILY NAME`, or None when the table does not exist.
-fn nft_list(seams: &mut Seams<'_>, family: &str, name: &str) -> Result<Option<String>, LoadError> {
+fn nft_list(seams: &mut Seams<'_>, family: &'static str, name: &'static str) -> Result<Option<String>, LoadError> {
     let out = run(seams, "nft", &["list", "table", family, name], None)?;
     if out.success() {
         return Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()));
@@ -269,7 +303,7 @@ fn nft_list(seams: &mut Seams<'_>, family: &str, name: &str) -> Result<Option<St
     if err.contains("No such file or directory") || err.contains("does not exist") {
         return Ok(None);
     }
-    Err(LoadError::Rejected { tool: "nft", detail: format!("nft list table {family} {name}: {}", err.trim()) })
+    Err(LoadError::List { family, name, stderr: err.trim().to_string() })
 }
 
 /// Append `tool`'s dump, completed with empty tables for those `new` touches.
@@ -279,8 +313,7 @@ fn iptables_save(seams: &mut Seams<'_>, tool: &'static str, new: &str, text: &mu
     }
     let out = run(seams, tool, &[], None)?;
     if !out.success() {
-        let detail = format!("{tool} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
-        return Err(LoadError::Rejected { tool, detail });
+        return Err(LoadError::Save { tool, stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() });
     }
     complete(&String::from_utf8_lossy(&out.stdout), new, text);
     Ok(())
@@ -323,8 +356,8 @@ fn read_text(seams: &mut Seams<'_>, path: &str) -> String {
     seams.files.read(Path::new(path)).map(|b| String::from_utf8_lossy(&b).trim().to_string()).unwrap_or_default()
 }
 
-fn write(seams: &mut Seams<'_>, path: &str, data: &[u8]) -> Result<(), StepError> {
-    seams.files.replace(Path::new(path), data).map(|_| ()).map_err(|e| StepError::fatal(path, e))
+fn write(seams: &mut Seams<'_>, path: &'static str, data: &[u8]) -> Result<(), Error> {
+    seams.files.replace(Path::new(path), data).map(|_| ()).map_err(|source| Error::Write { path, source })
 }
 
 /// Apply with `--confirm` (see the module documentation). `sleep` waits
@@ -338,9 +371,8 @@ pub(crate) fn load_confirmed(
     seams: &mut Seams<'_>,
     sleep: &mut dyn FnMut(Duration),
     say: &mut dyn FnMut(&str),
-) -> Result<(), StepError> {
-    let previous = save_previous(rules, seams)
-        .map_err(|e| StepError::fatal(e.tool(), format!("cannot save the current rule set, so nothing was applied: {}", e.message())))?;
+) -> Result<(), Error> {
+    let previous = save_previous(rules, seams).map_err(|source| Error::Save { source })?;
     write(seams, paths::FIREWALL_PREVIOUS, previous.text.as_bytes())?;
     load(rules, instead, fallback_lan, seams)?;
     write(seams, paths::FIREWALL_PENDING, c.token.as_bytes())?;
@@ -356,31 +388,20 @@ pub(crate) fn load_confirmed(
     }
     write(seams, paths::FIREWALL_PENDING, b"")?;
     match check_and_load(&previous, seams) {
-        Ok(()) => Err(StepError::fatal("firewall", format!("not confirmed within {} s: the previous rule set is back", c.seconds))),
-        Err(e) => {
+        Ok(()) => Err(Error::NotConfirmed { seconds: c.seconds }),
+        Err(source) => {
             let lan = fallback_lan.cloned().unwrap_or_default();
-            let fb = load_fallback(&lan, rules.backend, rules.ipv6, seams);
-            Err(StepError::fatal(
-                e.tool(),
-                format!(
-                    "not confirmed within {} s, and the previous rule set did not load back: {}; {}",
-                    c.seconds,
-                    e.message(),
-                    match fb {
-                        Ok(b) => format!("loaded the fallback rule set ({b}: loopback and LAN only)"),
-                        Err(why) => format!("the fallback did not load either: {why}"),
-                    }
-                ),
-            ))
+            let fallback = load_fallback(&lan, rules.backend, rules.ipv6, seams);
+            Err(Error::Rollback { seconds: c.seconds, source, fallback })
         }
     }
 }
 
 /// `nasboot firewall confirm`: confirm the waiting apply, if any.
-pub(crate) fn confirm(seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn confirm(seams: &mut Seams<'_>) -> Result<(), Error> {
     let token = read_text(seams, paths::FIREWALL_PENDING);
     if token.is_empty() {
-        return Err(StepError::fatal("firewall confirm", "no `firewall apply --confirm` is waiting"));
+        return Err(Error::NotWaiting);
     }
     write(seams, paths::FIREWALL_CONFIRM, token.as_bytes())
 }

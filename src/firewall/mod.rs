@@ -1,6 +1,7 @@
 //! The firewall: one model from the profile ([`model`]), two renderers
 //! ([`nft`], [`iptables`]), a backend choice ([`backend`]) and a careful
-//! loader ([`apply`]).
+//! loader ([`apply`], [`load`]), whose failures are an [`Error`]
+//! (`error.rs`).
 //!
 //! # Profiles
 //!
@@ -89,6 +90,7 @@
 //! reading the profile, for boot scripts when `nasboot check` exits 2.
 
 pub(crate) mod backend;
+mod error;
 pub(crate) mod flows;
 pub(crate) mod iptables;
 pub(crate) mod listeners;
@@ -107,10 +109,10 @@ use crate::config::Profile;
 use crate::paths;
 use crate::seam::netif::{ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::seam::{Cmd, Seams};
-use crate::step::StepError;
 use std::time::Duration;
 
 pub(crate) use backend::Backend;
+pub(crate) use error::{Error, Then};
 use iptables::Leftovers;
 use model::{Ifaces, Kind, Model};
 
@@ -472,11 +474,11 @@ pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
     out
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     match a {
         Action::Load { rules, fallback_lan, instead, then } => {
             load::load(rules, instead.as_ref(), fallback_lan.as_ref(), seams)?;
-            then.iter().try_for_each(|a| crate::sysctl::apply(a, seams))
+            then.iter().try_for_each(|a| crate::sysctl::apply(a, seams).map_err(Error::Sysctl))
         }
     }
 }

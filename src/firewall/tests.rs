@@ -8,9 +8,10 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
 
-use super::load::{self, Confirm};
+use super::load::{self, Confirm, LoadError};
 use super::*;
 use crate::config::parse_bytes;
+use crate::exit::ExitStatus;
 use crate::seam::fake::FakeBoard;
 use crate::seam::Output;
 
@@ -277,15 +278,13 @@ fn rejected_rule_set_loads_the_fallback_and_quotes_the_line() {
     let a = plan_on(&mut b, "");
     b.runner.answers = VecDeque::from([fail("/dev/stdin:5:9-12: Error: syntax error, unexpected rule\n\t\tbogus rule\n\t\t      ^^^^\n")]);
     let e = super::apply(&a, &mut b.seams()).unwrap_err();
-    assert_eq!(e.subject, "nft");
-    assert_eq!(e.severity, crate::step::Severity::Fatal);
-    assert!(
-        e.message.starts_with(
-            "nft rejected the rule set: /dev/stdin:5:9-12: Error: syntax error, unexpected rule (line 5: `table inet nasboot {`)"
-        ),
-        "{e}"
+    assert!(matches!(&e, Error::Load { source: LoadError::Rejected { tool: "nft", .. }, then: Then::FellBack(Backend::Nftables) }), "{e}");
+    assert_eq!(e.exit_status(), crate::exit::Status::Failure);
+    assert_eq!(
+        e.to_string(),
+        "nft: nft rejected the rule set: /dev/stdin:5:9-12: Error: syntax error, unexpected rule (line 5: `table inet nasboot {`); \
+         loaded the fallback rule set instead (nftables: loopback and LAN only)"
     );
-    assert!(e.message.ends_with("loaded the fallback rule set instead (nftables: loopback and LAN only)"), "{e}");
     assert_eq!(b.effects(), ["run nft -c -f -", "run nft -c -f -", "run nft -f -"]);
     let lan = model::from_profile(&profile("")).lan_ifaces;
     assert_eq!(b.runner.stdins[2], fallback(&lan, Backend::Nftables, true).text.as_bytes());
@@ -297,7 +296,8 @@ fn fallback_uses_the_other_backend_when_its_own_fails_too() {
     let a = plan_on(&mut b, "");
     b.runner.answers = VecDeque::from([fail("nft: kernel says no\n"), fail("nft: kernel says no\n")]);
     let e = super::apply(&a, &mut b.seams()).unwrap_err();
-    assert!(e.message.contains("loaded the fallback rule set instead (iptables"), "{e}");
+    assert!(matches!(e, Error::Load { then: Then::FellBack(Backend::Iptables), .. }), "{e}");
+    assert!(e.to_string().ends_with("; loaded the fallback rule set instead (iptables: loopback and LAN only)"), "{e}");
     assert_eq!(
         b.effects()[2..],
         [
@@ -318,8 +318,8 @@ fn iptables_error_line_is_quoted_from_the_right_family() {
         fail("ip6tables-restore v1.8.9 (legacy): unknown option \"--bogus\"\nError occurred at line: 3\nTry `ip6tables-restore -h'\n"),
     ]);
     let e = super::apply(&a, &mut b.seams()).unwrap_err();
-    assert_eq!(e.subject, "ip6tables-restore");
-    assert!(e.message.contains("unknown option \"--bogus\" (line 3: `:INPUT DROP [0:0]`)"), "{e}");
+    let Error::Load { source: LoadError::Rejected { tool: "ip6tables-restore", detail }, .. } = &e else { panic!("{e}") };
+    assert_eq!(detail, "ip6tables-restore v1.8.9 (legacy): unknown option \"--bogus\" (line 3: `:INPUT DROP [0:0]`)");
 }
 
 #[test]
@@ -328,6 +328,7 @@ fn missing_tool_changes_nothing() {
     let a = plan_on(&mut b, "");
     b.runner.programs.remove("nft");
     let e = super::apply(&a, &mut b.seams()).unwrap_err();
+    assert!(matches!(e, Error::Load { source: LoadError::Missing("nft"), then: Then::KeptPrevious }), "{e}");
     assert_eq!(e.to_string(), "nft: `nft` is not on PATH: nothing was loaded; the previous rule set is kept");
     assert_eq!(b.effects(), Vec::<String>::new());
 }
@@ -404,6 +405,7 @@ fn unconfirmed_apply_rolls_back_after_the_timeout() {
         &mut |_| {},
     )
     .unwrap_err();
+    assert!(matches!(e, Error::NotConfirmed { seconds: 2 }), "{e}");
     assert_eq!(e.to_string(), "firewall: not confirmed within 2 s: the previous rule set is back");
     assert_eq!(slept, Duration::from_secs(2));
     let previous =
@@ -441,6 +443,7 @@ fn iptables_rollback_restores_saved_tables_and_empties_the_rest() {
 fn confirm_without_a_waiting_apply_fails() {
     let mut b = board();
     let e = load::confirm(&mut b.seams()).unwrap_err();
+    assert!(matches!(e, Error::NotWaiting), "{e}");
     assert_eq!(e.to_string(), "firewall confirm: no `firewall apply --confirm` is waiting");
     b.files.files.insert(crate::paths::FIREWALL_PENDING.into(), b"tok-3".to_vec());
     load::confirm(&mut b.seams()).unwrap();
@@ -582,8 +585,8 @@ fn an_nft_without_inet_ingress_gets_the_input_chain_instead() {
     let mut b = auto_ingress_board();
     b.runner.answers.push_back(fail("Error: unexpected ingress\n"));
     b.runner.answers.push_back(fail("Error: no such file\n"));
-    let e = super::apply(&a, &mut b.seams()).unwrap_err().to_string();
-    assert!(e.contains("loaded the fallback rule set instead"), "{e}");
+    let e = super::apply(&a, &mut b.seams()).unwrap_err();
+    assert!(matches!(e, Error::Load { source: LoadError::Rejected { tool: "nft", .. }, then: Then::FellBack(Backend::Nftables) }), "{e}");
     // The input chain from the start (hook = "input"): nothing instead.
     let mut b = auto_ingress_board();
     let Action::Load { instead, .. } = plan_on(&mut b, "hook = \"input\"\n");
@@ -638,8 +641,8 @@ fn a_rejected_router_rule_set_never_turns_forwarding_on() {
     let mut b = router_board(true);
     let a = plan_on(&mut b, ROUTER);
     b.runner.answers.push_back(fail("/dev/stdin:3:1-5: Error: Could not process rule: No such file or directory\n"));
-    let e = super::apply(&a, &mut b.seams()).unwrap_err().to_string();
-    assert!(e.contains("loaded the fallback rule set instead"), "{e}");
+    let e = super::apply(&a, &mut b.seams()).unwrap_err();
+    assert!(matches!(e, Error::Load { source: LoadError::Rejected { tool: "nft", .. }, then: Then::FellBack(Backend::Nftables) }), "{e}");
     assert!(!b.effects().iter().any(|e| e.starts_with("set ")), "{:?}", b.effects());
     assert_eq!(b.sysctl.values["net.ipv4.ip_forward"], "0");
 }
@@ -691,8 +694,8 @@ fn a_kernel_without_nat_is_named_in_the_plan() {
     // nft refuses the nat table: the fallback, which forwards nothing.
     let a = plan(&p, &now).remove(0);
     b.runner.answers.push_back(fail("/dev/stdin:50:3-12: Error: Could not process rule: No such file or directory\n"));
-    let e = super::apply(&a, &mut b.seams()).unwrap_err().to_string();
-    assert!(e.contains("loaded the fallback rule set instead"), "{e}");
+    let e = super::apply(&a, &mut b.seams()).unwrap_err();
+    assert!(matches!(e, Error::Load { source: LoadError::Rejected { tool: "nft", .. }, then: Then::FellBack(Backend::Nftables) }), "{e}");
     let fallback = String::from_utf8_lossy(b.runner.stdins.last().unwrap()).to_string();
     assert!(fallback.contains("chain forward {\n\t\ttype filter hook forward priority 0; policy drop;\n\t}"), "{fallback}");
     assert_eq!(b.sysctl.values["net.ipv4.ip_forward"], "0");

@@ -8,12 +8,11 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::Errno;
+use super::{Errno, Error};
 use crate::config::net::{Interface, Method};
 use crate::config::types::{IfName, IpNet};
 use crate::seam::netif::{LinkState, RouteEntry};
 use crate::seam::Seams;
-use crate::step::StepError;
 
 /// The metric the kernel gives an IPv6 route added with none.
 pub(crate) const IPV6_DEFAULT_METRIC: u32 = 1024;
@@ -106,20 +105,17 @@ pub(crate) fn plan_routes(iface: &Interface, now: &LinkState, have: &Result<Vec<
         .collect()
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     match a {
         Action::Add { name, index, addr } => match seams.netif.add_address(*index, addr) {
             Err(e) if e.raw_os_error() == Some(nix::libc::EEXIST) => Ok(()),
-            other => other.map_err(|e| StepError::partial(format!("{name} address {addr}"), e)),
+            other => other.map_err(|source| Error::Address { name: name.clone(), addr: *addr, source }),
         },
-        Action::Route { name, route, gateway, .. } => seams.netif.replace_route(route).map_err(|e| {
-            let what = if *gateway { format!("{name} gateway") } else { format!("{name} route {}", route.dst) };
-            let why = match e.raw_os_error() {
-                Some(nix::libc::ENETUNREACH) => format!("{e}: the gateway is not on any of this interface's networks"),
-                Some(nix::libc::ENETDOWN) => format!("{e}: the link is down"),
-                _ => e.to_string(),
-            };
-            StepError::partial(what, why)
+        Action::Route { name, route, gateway, .. } => seams.netif.replace_route(route).map_err(|source| Error::Route {
+            name: name.clone(),
+            dst: route.dst,
+            gateway: *gateway,
+            source,
         }),
     }
 }

@@ -10,7 +10,8 @@ use crate::config::net::Interface;
 use crate::config::types::IfName;
 use crate::seam::netif::LinkState;
 use crate::seam::Seams;
-use crate::step::StepError;
+
+use super::Error;
 
 /// The longest single wait, in seconds.
 pub(crate) const STEP_SECS: u32 = 1;
@@ -50,21 +51,17 @@ pub(crate) fn plan(iface: &Interface, now: &LinkState, bounced: bool) -> Vec<Act
         .collect()
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     let deadline = Instant::now() + Duration::from_secs(a.secs.into());
     loop {
         match seams.netif.link(&a.name) {
             Ok(Some(s)) if s.carrier => return Ok(()),
             Ok(Some(_)) => {}
-            Ok(None) => return Err(StepError::partial(format!("{} carrier", a.name), "the interface disappeared")),
-            Err(e) => return Err(StepError::partial(format!("{} carrier", a.name), e)),
+            Ok(None) => return Err(Error::Vanished { name: a.name.clone() }),
+            Err(source) => return Err(Error::Carrier { name: a.name.clone(), source }),
         }
         if Instant::now() >= deadline {
-            return if a.part == a.parts {
-                Err(StepError::partial(format!("{} carrier", a.name), format!("no carrier after {} s", a.parts * STEP_SECS)))
-            } else {
-                Ok(())
-            };
+            return if a.part == a.parts { Err(Error::NoCarrier { name: a.name.clone(), secs: a.parts * STEP_SECS }) } else { Ok(()) };
         }
         std::thread::sleep(POLL);
     }

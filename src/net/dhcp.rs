@@ -15,7 +15,8 @@ use std::time::Duration;
 use crate::config::net::{Interface, Method};
 use crate::config::types::IfName;
 use crate::seam::{Cmd, Seams};
-use crate::step::StepError;
+
+use super::Error;
 
 /// The clients tried, in order.
 pub(crate) const CLIENTS: [&str; 2] = ["udhcpc", "dhclient"];
@@ -84,10 +85,9 @@ pub(crate) fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {
     vec![Action { name: iface.name.get_ref().clone(), program: now.program.clone() }]
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
-    let subject = format!("{} dhcp", a.name);
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     let Some(program) = &a.program else {
-        return Err(StepError::partial(subject, format!("no DHCP client ({}) on PATH", CLIENTS.join(" or "))));
+        return Err(Error::NoDhcpClient { name: a.name.clone() });
     };
     let client = program.rsplit('/').next().unwrap_or(program);
     let owned = args(client, &a.name);
@@ -95,11 +95,11 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> 
     let out = seams
         .runner
         .run(&Cmd { program, args: &argv, stdin: None, timeout: TIMEOUT })
-        .map_err(|e| StepError::partial(subject.clone(), e))?;
+        .map_err(|source| Error::DhcpRun { name: a.name.clone(), source })?;
     if out.success() {
         Ok(())
     } else {
-        let err = String::from_utf8_lossy(&out.stderr);
-        Err(StepError::partial(subject, format!("{program} {}: {}", out.ended(), err.trim())))
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        Err(Error::DhcpFailed { name: a.name.clone(), program: program.clone(), ended: out.ended(), stderr })
     }
 }

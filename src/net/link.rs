@@ -5,12 +5,11 @@
 
 use std::fmt;
 
-use super::on_off;
+use super::{on_off, Error};
 use crate::config::net::Interface;
 use crate::config::types::{IfName, MacAddr};
 use crate::seam::netif::LinkState;
 use crate::seam::Seams;
-use crate::step::StepError;
 
 /// One link change.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,31 +79,15 @@ pub(crate) fn plan(iface: &Interface, now: &LinkState) -> Planned {
     p
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     let nif = &mut *seams.netif;
     match a {
-        Action::Up { name, up } => nif.set_up(name, *up).map_err(|e| StepError::partial(format!("{name} up"), e)),
-        Action::Mtu { name, to, .. } => nif.set_mtu(name, *to).map_err(|e| {
-            let why = if e.raw_os_error() == Some(nix::libc::EINVAL) {
-                format!("the kernel refused {to} ({e}): below the minimum or above the driver's maximum")
-            } else {
-                format!("cannot set {to}: {e}")
-            };
-            StepError::partial(format!("{name} mtu"), why)
-        }),
+        Action::Up { name, up } => nif.set_up(name, *up).map_err(|source| Error::Up { name: name.clone(), source }),
+        Action::Mtu { name, to, .. } => nif.set_mtu(name, *to).map_err(|source| Error::Mtu { name: name.clone(), to: *to, source }),
         Action::TxQueueLen { name, to, .. } => {
-            nif.set_txqueuelen(name, *to).map_err(|e| StepError::partial(format!("{name} txqueuelen"), format!("cannot set {to}: {e}")))
+            nif.set_txqueuelen(name, *to).map_err(|source| Error::TxQueueLen { name: name.clone(), to: *to, source })
         }
-        Action::Mac { name, to, .. } => nif.set_mac(name, to.0).map_err(|e| {
-            let why = if e.raw_os_error() == Some(nix::libc::EBUSY) {
-                format!("cannot set {to}: the driver needs the link down ({e})")
-            } else {
-                format!("cannot set {to}: {e}")
-            };
-            StepError::partial(format!("{name} mac"), why)
-        }),
-        Action::Promisc { name, on } => nif
-            .set_promisc(name, *on)
-            .map_err(|e| StepError::partial(format!("{name} promisc"), format!("cannot turn it {}: {e}", on_off(*on)))),
+        Action::Mac { name, to, .. } => nif.set_mac(name, to.0).map_err(|source| Error::Mac { name: name.clone(), to: *to, source }),
+        Action::Promisc { name, on } => nif.set_promisc(name, *on).map_err(|source| Error::Promisc { name: name.clone(), on: *on, source }),
     }
 }

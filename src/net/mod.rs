@@ -18,13 +18,16 @@
 //! Files: `link.rs` (flags, MTU, txqueuelen, MAC, promisc), `tuning.rs`
 //! (plan/apply of the ethtool knobs), `ethtool.rs` (read-modify-write and
 //! the legacy fallbacks over the seam's typed ethtool operations; the
-//! structures are in `crate::sys::ethtool`), `carrier.rs`, `addr.rs` (addresses and
-//! routes), `dhcp.rs`. The per-interface sysctls (accept_ra and the
-//! `[interface.sysctl]` map) are `crate::sysctl::interface`.
+//! structures are in `crate::sys::ethtool`), `carrier.rs`, `addr.rs`
+//! (addresses and routes), `dhcp.rs`, `virt.rs` (bridges and VLANs),
+//! `error.rs` ([`Error`], what a step fails with). The per-interface
+//! sysctls (accept_ra and the `[interface.sysctl]` map) are
+//! `crate::sysctl::interface`.
 
 pub(crate) mod addr;
 pub(crate) mod carrier;
 pub(crate) mod dhcp;
+mod error;
 pub(crate) mod ethtool;
 pub(crate) mod link;
 pub(crate) mod tuning;
@@ -41,7 +44,8 @@ use crate::config::types::{IfName, IpNet};
 use crate::config::Profile;
 use crate::seam::netif::{LinkState, RouteEntry};
 use crate::seam::Seams;
-use crate::step::StepError;
+
+pub(crate) use error::{Error, VirtOp};
 
 /// An errno kept in the observed state (io::Error is neither Clone nor Eq).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +69,19 @@ impl fmt::Display for Errno {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let e = nix::errno::Errno::from_raw(self.0);
         write!(f, "{} ({e:?})", e.desc())
+    }
+}
+
+/// An io::Error told by its errno, "Invalid argument (EINVAL)", when it
+/// has one.
+pub(crate) struct Shown<'a>(pub &'a io::Error);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.raw_os_error() {
+            Some(c) => Errno(c).fmt(f),
+            None => self.0.fmt(f),
+        }
     }
 }
 
@@ -253,10 +270,10 @@ pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
     plan_all(p, now).1
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     match a {
-        Action::Missing { name } => Err(StepError::partial(name.as_str(), "no such interface; nothing was applied to it")),
-        Action::Sysctl(a) => crate::sysctl::apply(a, seams),
+        Action::Missing { name } => Err(Error::Missing { name: name.clone() }),
+        Action::Sysctl(a) => crate::sysctl::apply(a, seams).map_err(Error::Sysctl),
         Action::Link(a) => link::apply(a, seams),
         Action::Ethtool(a) => tuning::apply(a, seams),
         Action::Carrier(a) => carrier::apply(a, seams),

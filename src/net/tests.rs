@@ -3,13 +3,15 @@
 //! handshakes against a fake driver.
 
 use super::ethtool::{LinkMode, Pause};
+use super::Error;
 use crate::apply;
+use crate::apply::StepError;
 use crate::config::{self, Profile};
+use crate::exit::ExitStatus;
 use crate::exit::Status;
 use crate::plan;
 use crate::seam::fake::FakeBoard;
 use crate::seam::netif::RouteEntry;
-use crate::step::Severity;
 use crate::sys::ethtool::{LinkSettings, RingParam, DUPLEX_FULL};
 
 fn profile(body: &str) -> Profile {
@@ -123,8 +125,9 @@ fn missing_interface_is_partial_and_the_rest_carries_on() {
     let r = apply_all(&p, &mut b);
     assert_eq!(r.status, Status::Partial);
     assert_eq!(r.errors.len(), 1);
-    assert_eq!(r.errors[0].subject, "eth7");
-    assert_eq!(r.errors[0].severity, Severity::Partial);
+    assert!(matches!(&r.errors[0], StepError::Net(Error::Missing { name }) if name.as_str() == "eth7"), "{}", r.errors[0]);
+    assert_eq!(r.errors[0].to_string(), "eth7: no such interface; nothing was applied to it");
+    assert_eq!(r.errors[0].exit_status(), Status::Partial);
     assert!(b.effects().iter().all(|e| !e.contains("eth7")));
     assert!(b.effects().contains(&"link eth0 mtu 1400".to_string()));
 }
@@ -136,9 +139,18 @@ fn mtu_above_the_driver_maximum_names_interface_and_knob() {
     b.netif.links.get_mut("eth0").unwrap().max_mtu = 1500;
     let r = apply_all(&p, &mut b);
     assert_eq!(r.status, Status::Partial);
-    assert_eq!(r.errors[0].subject, "eth0 mtu");
-    assert!(r.errors[0].message.contains("refused 9000"), "{}", r.errors[0].message);
-    assert!(r.errors[0].message.contains("maximum"), "{}", r.errors[0].message);
+    let e = &r.errors[0];
+    assert!(
+        matches!(e, StepError::Net(Error::Mtu { name, to: 9000, source }) if name.as_str() == "eth0" && source.raw_os_error() == Some(nix::libc::EINVAL)),
+        "{e}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "eth0 mtu: the kernel refused 9000 ({}): below the minimum or above the driver's maximum",
+            std::io::Error::from_raw_os_error(nix::libc::EINVAL)
+        )
+    );
     assert!(b.effects().contains(&"link eth0 txqueuelen 64".to_string()), "the rest carries on");
 }
 
@@ -299,8 +311,8 @@ fn carrier_wait_is_cut_into_bounded_steps_and_reports_the_interface() {
     let r = apply_all(&p, &mut b);
     assert!(start.elapsed() < std::time::Duration::from_secs(4));
     assert_eq!(r.status, Status::Partial);
-    assert_eq!(r.errors[0].subject, "eth0 carrier");
-    assert!(r.errors[0].message.contains("no carrier after 2 s"));
+    assert!(matches!(&r.errors[0], StepError::Net(Error::NoCarrier { name, secs: 2 }) if name.as_str() == "eth0"), "{}", r.errors[0]);
+    assert_eq!(r.errors[0].to_string(), "eth0 carrier: no carrier after 2 s");
     // With a cable, the wait ends at once.
     let mut b = board();
     let r = apply_all(&p, &mut b);
@@ -326,7 +338,9 @@ fn dhcp_starts_a_client_once() {
     b.runner.answers.push_back(crate::seam::Output { code: Some(1), stderr: b"no link".to_vec(), ..Default::default() });
     let r = apply_all(&p, &mut b);
     assert_eq!(r.status, Status::Partial);
-    assert_eq!(r.errors[0].subject, "eth0 dhcp");
+    let e = &r.errors[0];
+    assert!(matches!(e, StepError::Net(Error::DhcpFailed { ended, .. }) if ended.code == Some(1)), "{e}");
+    assert_eq!(e.to_string(), "eth0 dhcp: /usr/sbin/dhclient exit status 1: no link");
     assert!(b.effects().contains(&"run /usr/sbin/dhclient -nw -pf /run/dhclient.eth0.pid eth0".to_string()));
 }
 

@@ -8,11 +8,10 @@ use std::fmt;
 use std::io;
 
 use super::ethtool::{self, LinkMode, Offload, Pause, Rings};
-use super::{on_off, Errno};
+use super::{on_off, Errno, Error, Shown};
 use crate::config::net::{Duplex, Ethtool, Interface};
 use crate::config::types::IfName;
 use crate::seam::Seams;
-use crate::step::StepError;
 use crate::sys::ethtool::{DUPLEX_FULL, DUPLEX_HALF};
 
 /// One ethtool change.
@@ -243,17 +242,17 @@ pub(crate) fn plan(iface: &Interface, now: &Observed, notes: &mut Vec<String>) -
     out
 }
 
-fn knob(a: &Action) -> (IfName, String) {
+fn knob(a: &Action) -> (&IfName, &'static str) {
     match a {
-        Action::Rings { name, .. } => (name.clone(), "ring".into()),
-        Action::Offload { name, offload, .. } => (name.clone(), offload.key().into()),
-        Action::Coalesce { name, .. } => (name.clone(), "coalesce".into()),
-        Action::Pause { name, .. } => (name.clone(), "pause".into()),
-        Action::LinkMode { name, .. } => (name.clone(), "link settings".into()),
+        Action::Rings { name, .. } => (name, "ring"),
+        Action::Offload { name, offload, .. } => (name, offload.key()),
+        Action::Coalesce { name, .. } => (name, "coalesce"),
+        Action::Pause { name, .. } => (name, "pause"),
+        Action::LinkMode { name, .. } => (name, "link settings"),
     }
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     let nif = &mut *seams.netif;
     let r = match a {
         Action::Rings { name, rx, tx, .. } => ethtool::set_rings(nif, name, *rx, *tx),
@@ -262,22 +261,16 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> 
         Action::Pause { name, to, .. } => ethtool::set_pause(nif, name, *to),
         Action::LinkMode { name, speed, duplex, autoneg, .. } => ethtool::set_link_mode(nif, name, *speed, *duplex, *autoneg),
     };
-    let shown = |e: &io::Error| e.raw_os_error().map_or_else(|| e.to_string(), |c| Errno(c).to_string());
     match r {
         Ok(()) => Ok(()),
         Err(e) if ethtool::unsupported(&e) => {
             let (name, k) = knob(a);
-            log::warn!("{name} {k}: not supported by the driver ({}); skipped", shown(&e));
+            log::warn!("{name} {k}: not supported by the driver ({}); skipped", Shown(&e));
             Ok(())
         }
-        Err(e) => {
-            let (name, k) = knob(a);
-            let why = if e.raw_os_error() == Some(nix::libc::ENOSYS) {
-                format!("SIOCETHTOOL is not available ({}); under qemu-user, this ethtool command is not translated", shown(&e))
-            } else {
-                shown(&e)
-            };
-            Err(StepError::partial(format!("{name} {k}"), why))
+        Err(source) => {
+            let (name, knob) = knob(a);
+            Err(Error::Ethtool { name: name.clone(), knob, source })
         }
     }
 }

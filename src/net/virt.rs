@@ -30,13 +30,12 @@
 
 use std::fmt;
 
-use super::Errno;
+use super::{Errno, Error, VirtOp};
 use crate::config::net::LinkKind;
 use crate::config::types::IfName;
 use crate::config::Profile;
 use crate::seam::netif::{Kind, LinkInfo, NewLink, OURS};
 use crate::seam::Seams;
-use crate::step::StepError;
 
 /// What to create.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -236,43 +235,32 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<IfName>) {
     (out, created)
 }
 
-fn create(seams: &mut Seams<'_>, name: &IfName, what: &Virt) -> Result<(), StepError> {
+fn create(seams: &mut Seams<'_>, name: &IfName, what: &Virt) -> Result<(), Error> {
     let new = match what {
         Virt::Bridge { stp } => NewLink::Bridge { name: name.clone(), stp: *stp },
         Virt::Vlan { link, id } => NewLink::Vlan { name: name.clone(), link: link.clone(), id: *id },
     };
-    seams.netif.create_link(&new).map_err(|e| {
-        let hint = match e.raw_os_error() {
-            Some(nix::libc::EOPNOTSUPP) => "; the kernel lacks the driver (CONFIG_BRIDGE, CONFIG_VLAN_8021Q)".to_string(),
-            Some(nix::libc::EEXIST) => "; the name, or this VLAN id on that device, is taken".to_string(),
-            Some(nix::libc::ENODEV) => match what {
-                Virt::Vlan { link, .. } => format!("; there is no {link}"),
-                Virt::Bridge { .. } => String::new(),
-            },
-            _ => String::new(),
-        };
-        StepError::partial(name.as_str(), format!("cannot create the {what}: {e}{hint}"))
-    })
+    seams.netif.create_link(&new).map_err(|source| Error::Create { name: name.clone(), what: what.clone(), source })
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
-    let fail = |name: &IfName, what: &str, e: std::io::Error| StepError::partial(name.as_str(), format!("cannot {what}: {e}"));
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
+    let fail = |name: &IfName, op: VirtOp, source| Error::Virt { name: name.clone(), op, source };
     let nif = &mut *seams.netif;
     match a {
-        Action::Remove { name } => nif.delete_link(name).map_err(|e| fail(name, "remove it", e)),
+        Action::Remove { name } => nif.delete_link(name).map_err(|e| fail(name, VirtOp::Remove, e)),
         Action::Create { name, what } => create(seams, name, what),
         Action::Replace { name, what, .. } => {
-            nif.delete_link(name).map_err(|e| fail(name, "remove the old link", e))?;
+            nif.delete_link(name).map_err(|e| fail(name, VirtOp::RemoveOld, e))?;
             create(seams, name, what)
         }
-        Action::Stp { name, on } => nif.set_bridge_stp(name, *on).map_err(|e| fail(name, "set stp", e)),
+        Action::Stp { name, on } => nif.set_bridge_stp(name, *on).map_err(|e| fail(name, VirtOp::Stp, e)),
         Action::Enslave { port, bridge } => {
-            nif.set_master(port, Some(bridge)).map_err(|e| fail(port, &format!("make it a port of {bridge}"), e))
+            nif.set_master(port, Some(bridge)).map_err(|e| fail(port, VirtOp::Enslave { bridge: bridge.clone() }, e))
         }
-        Action::Release { port, bridge } => nif.set_master(port, None).map_err(|e| fail(port, &format!("release it from {bridge}"), e)),
-        Action::Up { name, .. } => nif.set_up(name, true).map_err(|e| fail(name, "set it up", e)),
-        Action::Foreign { name, is } => {
-            Err(StepError::partial(name.as_str(), format!("exists as {is}, which nasboot did not create; nothing was applied to it")))
+        Action::Release { port, bridge } => {
+            nif.set_master(port, None).map_err(|e| fail(port, VirtOp::Release { bridge: bridge.clone() }, e))
         }
+        Action::Up { name, .. } => nif.set_up(name, true).map_err(|e| fail(name, VirtOp::Up, e)),
+        Action::Foreign { name, is } => Err(Error::Foreign { name: name.clone(), is: is.clone() }),
     }
 }

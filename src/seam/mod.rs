@@ -114,21 +114,25 @@ impl Output {
     }
 
     /// How the command ended, for messages: "exit status 1", "killed by
-    /// a signal" or "timed out".
-    pub(crate) fn ended(&self) -> Ended<'_> {
-        Ended(self)
+    /// a signal" or "timed out". A copy, so an error can keep it.
+    pub(crate) fn ended(&self) -> Ended {
+        Ended { code: self.code, timed_out: self.timed_out }
     }
 }
 
 /// [`Output::ended`].
-pub(crate) struct Ended<'a>(&'a Output);
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ended {
+    pub code: Option<i32>,
+    pub timed_out: bool,
+}
 
-impl std::fmt::Display for Ended<'_> {
+impl std::fmt::Display for Ended {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Output { timed_out: true, .. } => f.write_str("timed out"),
-            Output { code: Some(c), .. } => write!(f, "exit status {c}"),
-            Output { code: None, .. } => f.write_str("killed by a signal"),
+        match self {
+            Ended { timed_out: true, .. } => f.write_str("timed out"),
+            Ended { code: Some(c), .. } => write!(f, "exit status {c}"),
+            Ended { code: None, .. } => f.write_str("killed by a signal"),
         }
     }
 }

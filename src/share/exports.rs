@@ -24,7 +24,7 @@
 //! table reads the same whatever the nfs-utils defaults of the board
 //! (exportfs warns when neither subtree option is given).
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use crate::config::nfs::{Export, Fsid, Squash};
 use crate::config::Profile;
@@ -151,6 +151,12 @@ pub(crate) struct ExportfsError {
     pub file: String,
     pub line: usize,
     pub message: String,
+}
+
+impl fmt::Display for ExportfsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
 }
 
 /// The located lines of exportfs' standard error. nfs-utils prints

@@ -19,13 +19,14 @@ pub(crate) mod nfsd;
 pub(crate) mod samba;
 
 use std::fmt;
+use std::io;
 use std::path::Path;
 use std::time::Duration;
 
 use crate::config::Profile;
+use crate::exit::{ExitStatus, Status};
 use crate::paths;
-use crate::seam::{Cmd, Files, Replaced, Seams};
-use crate::step::StepError;
+use crate::seam::{Cmd, Ended, Files, Replaced, Seams};
 
 use nfsd::Knob;
 
@@ -273,7 +274,78 @@ fn nfsd_actions(
 /// How long exportfs may take (it may resolve host names).
 const EXPORTFS_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
+/// Why an NFS or Samba step failed.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// A file could not be replaced; the previous one is unchanged (1).
+    Write { path: String, source: io::Error },
+    /// nfsd refused a knob under /proc/fs/nfsd (EBUSY: it is running).
+    Nfsd { knob: Knob, value: String, source: io::Error },
+    /// exportfs is not on PATH: `written` is written but not loaded.
+    ExportfsMissing { written: String },
+    /// exportfs could not be run.
+    ExportfsRun { source: io::Error },
+    /// `exportfs -ra` did not finish in time.
+    ExportfsTimedOut,
+    /// `exportfs -ra` failed without naming a file line: how it ended,
+    /// and the first line it printed.
+    ExportfsFailed { ended: Ended, first: String },
+    /// `exportfs -ra` refused lines of the export table.
+    ExportfsRejected { errors: Vec<exports::ExportfsError> },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Write { path, source } => write!(f, "{path}: cannot write: {source}; the previous file is unchanged"),
+            Error::Nfsd { knob, value, source } => {
+                write!(f, "nfsd {knob}: cannot write {value} to {}/{}: {source}", paths::PROC_NFSD, knob.file())?;
+                if source.raw_os_error() == Some(nix::libc::EBUSY) {
+                    f.write_str(": nfsd is running (EBUSY); stop it and apply again")?;
+                }
+                Ok(())
+            }
+            Error::ExportfsMissing { written } => {
+                write!(f, "exportfs: not found on PATH: {written} is written but not loaded; install nfs-utils (nfs-kernel-server)")
+            }
+            Error::ExportfsRun { source } => write!(f, "exportfs: {source}"),
+            Error::ExportfsTimedOut => write!(f, "exportfs: exportfs -ra timed out after {} s", EXPORTFS_TIMEOUT.as_secs()),
+            Error::ExportfsFailed { ended, first } => write!(f, "exportfs: exportfs -ra failed ({ended}): {first}"),
+            Error::ExportfsRejected { errors } => {
+                f.write_str("exportfs: ")?;
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Write { source, .. } | Error::Nfsd { source, .. } | Error::ExportfsRun { source } => Some(source),
+            Error::ExportfsMissing { .. } | Error::ExportfsTimedOut | Error::ExportfsFailed { .. } | Error::ExportfsRejected { .. } => None,
+        }
+    }
+}
+
+impl ExitStatus for Error {
+    /// A file that could not be written: 1. A knob or a reload: 3, the
+    /// file is in place.
+    fn exit_status(&self) -> Status {
+        match self {
+            Error::Write { .. } => Status::Failure,
+            _ => Status::Partial,
+        }
+    }
+}
+
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     match a {
         Action::Exports { path, text, reload } => {
             if replace(seams, path, text)? == Replaced::Unchanged || !reload {
@@ -282,53 +354,40 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> 
             exportfs(seams, path)
         }
         Action::WriteFile { path, text } => replace(seams, path, text).map(|_| ()),
-        Action::Nfsd { knob, value, .. } => {
-            let file = nfsd_file(knob.file());
-            seams.files.write_kernel(Path::new(&file), format!("{value}\n").as_bytes()).map_err(|e| {
-                let hint = if e.raw_os_error() == Some(16) { ": nfsd is running (EBUSY); stop it and apply again" } else { "" };
-                StepError::partial(format!("nfsd {knob}"), format!("cannot write {value} to {file}: {e}{hint}"))
-            })
-        }
+        Action::Nfsd { knob, value, .. } => seams
+            .files
+            .write_kernel(Path::new(&nfsd_file(knob.file())), format!("{value}\n").as_bytes())
+            .map_err(|source| Error::Nfsd { knob: *knob, value: value.clone(), source }),
     }
 }
 
-fn replace(seams: &mut Seams<'_>, path: &str, text: &str) -> Result<Replaced, StepError> {
-    seams
-        .files
-        .replace(Path::new(path), text.as_bytes())
-        .map_err(|e| StepError::fatal(path, format!("cannot write: {e}; the previous file is unchanged")))
+fn replace(seams: &mut Seams<'_>, path: &str, text: &str) -> Result<Replaced, Error> {
+    seams.files.replace(Path::new(path), text.as_bytes()).map_err(|source| Error::Write { path: path.to_string(), source })
 }
 
 /// `exportfs -ra`, with its file:line complaints in the error.
-fn exportfs(seams: &mut Seams<'_>, written: &str) -> Result<(), StepError> {
+fn exportfs(seams: &mut Seams<'_>, written: &str) -> Result<(), Error> {
     if seams.runner.which("exportfs").is_none() {
-        return Err(StepError::partial(
-            "exportfs",
-            format!("not found on PATH: {written} is written but not loaded; install nfs-utils (nfs-kernel-server)"),
-        ));
+        return Err(Error::ExportfsMissing { written: written.to_string() });
     }
     let cmd = Cmd { program: "exportfs", args: &["-ra"], stdin: None, timeout: EXPORTFS_TIMEOUT };
-    let out = seams.runner.run(&cmd).map_err(|e| StepError::partial("exportfs", e))?;
+    let out = seams.runner.run(&cmd).map_err(|source| Error::ExportfsRun { source })?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     let located = exports::parse_exportfs_stderr(&stderr);
     if out.success() {
         for e in &located {
-            log::warn!("exportfs: {}:{}: {}", e.file, e.line, e.message);
+            log::warn!("exportfs: {e}");
         }
         return Ok(());
     }
-    let detail = if located.is_empty() {
-        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-        if out.timed_out {
-            format!("exportfs -ra timed out after {} s", EXPORTFS_TIMEOUT.as_secs())
-        } else {
-            format!("exportfs -ra failed ({}): {first}", out.ended())
-        }
+    Err(if !located.is_empty() {
+        Error::ExportfsRejected { errors: located }
+    } else if out.timed_out {
+        Error::ExportfsTimedOut
     } else {
-        let parts: Vec<String> = located.iter().map(|e| format!("{}:{}: {}", e.file, e.line, e.message)).collect();
-        parts.join("; ")
-    };
-    Err(StepError::partial("exportfs", detail))
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        Error::ExportfsFailed { ended: out.ended(), first: first.to_string() }
+    })
 }
 
 #[cfg(test)]

@@ -286,6 +286,28 @@ fn exportfs_errors_are_reported_with_file_and_line() {
 }
 
 #[test]
+fn exportfs_failures_are_told_apart() {
+    let exports = Action::Exports { path: "/etc/exports".into(), text: "/srv *(ro)\n".into(), reload: true };
+    let fails = |answer: Option<Output>| {
+        let mut b = FakeBoard::new();
+        b.runner.programs.insert("exportfs".into());
+        b.runner.answers.extend(answer);
+        apply(&exports, &mut b.seams()).unwrap_err()
+    };
+    let located = b"exportfs: /etc/exports:3: unknown keyword \"bogus\"\nexportfs: /etc/exports [4]: no_subtree_check\n";
+    let e = fails(Some(Output { code: Some(1), stderr: located.to_vec(), ..Output::default() }));
+    assert!(matches!(&e, Error::ExportfsRejected { errors } if errors.len() == 2), "{e}");
+    assert_eq!(e.to_string(), "exportfs: /etc/exports:3: unknown keyword \"bogus\"; /etc/exports:4: no_subtree_check");
+    let e = fails(Some(Output { code: Some(2), stderr: b"\n  exportfs: no memory\n".to_vec(), ..Output::default() }));
+    assert!(matches!(&e, Error::ExportfsFailed { ended, first } if ended.code == Some(2) && first == "exportfs: no memory"), "{e}");
+    assert_eq!(e.to_string(), "exportfs: exportfs -ra failed (exit status 2): exportfs: no memory");
+    let e = fails(Some(Output { code: None, timed_out: true, ..Output::default() }));
+    assert!(matches!(e, Error::ExportfsTimedOut), "{e}");
+    assert_eq!(e.to_string(), "exportfs: exportfs -ra timed out after 60 s");
+    assert_eq!(e.exit_status(), Status::Partial);
+}
+
+#[test]
 fn missing_exportfs_is_partial_and_names_the_file() {
     let mut b = board(&format!("{BOARD}{BASIC}"), None);
     b.runner.programs.clear();
@@ -357,9 +379,15 @@ fn ebusy_on_a_knob_is_partial_with_a_hint() {
     let mut s = b.seams();
     s.files = &mut busy;
     let e = apply(&Action::Nfsd { knob: Knob::Versions, value: "+3 -4".into(), from: None }, &mut s).unwrap_err();
-    assert_eq!(e.subject, "nfsd versions");
-    assert_eq!(e.severity, crate::step::Severity::Partial);
-    assert!(e.message.contains("EBUSY"), "{e}");
+    assert!(matches!(&e, Error::Nfsd { knob: Knob::Versions, source, .. } if source.raw_os_error() == Some(16)), "{e}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "nfsd versions: cannot write +3 -4 to /proc/fs/nfsd/versions: {}: nfsd is running (EBUSY); stop it and apply again",
+            io::Error::from_raw_os_error(16)
+        )
+    );
+    assert_eq!(e.exit_status(), Status::Partial);
 }
 
 #[test]

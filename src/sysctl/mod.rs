@@ -9,10 +9,11 @@ pub(crate) mod global;
 pub(crate) mod interface;
 
 use std::fmt;
+use std::io;
 
 use crate::config::types::IfName;
+use crate::exit::{ExitStatus, Status};
 use crate::seam::Seams;
-use crate::step::StepError;
 
 /// Where a sysctl applies.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,17 +75,65 @@ pub(crate) fn plan(scope: &Scope, wanted: Vec<(String, String)>, now: &Observed)
         .collect()
 }
 
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), StepError> {
-    let subject = match &a.scope {
-        Scope::Global => format!("sysctl {}", a.key),
-        Scope::Interface(name) => format!("{name} sysctl {}", a.key),
-    };
-    seams.sysctl.set(&a.key, &a.value).map_err(|e| StepError::partial(subject, e))
+/// Why a sysctl did not take.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// /proc/sys refused the value, or has no such key.
+    Set { scope: Scope, key: String, source: io::Error },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Set { scope: Scope::Global, key, source } => write!(f, "sysctl {key}: {source}"),
+            Error::Set { scope: Scope::Interface(name), key, source } => write!(f, "{name} sysctl {key}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Set { source, .. } => Some(source),
+        }
+    }
+}
+
+impl ExitStatus for Error {
+    /// A knob: the boot carries on (3).
+    fn exit_status(&self) -> Status {
+        Status::Partial
+    }
+}
+
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
+    seams.sysctl.set(&a.key, &a.value).map_err(|source| Error::Set { scope: a.scope.clone(), key: a.key.clone(), source })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_sysctl_names_its_scope_and_key() {
+        let mut b = crate::seam::fake::FakeBoard::new();
+        let a = Action {
+            scope: Scope::Interface("eth0".parse().unwrap()),
+            key: "net.ipv6.conf.eth0.bogus".into(),
+            value: "1".into(),
+            from: None,
+        };
+        let e = apply(&a, &mut b.seams()).unwrap_err();
+        assert!(
+            matches!(&e, Error::Set { scope: Scope::Interface(n), key, .. } if n.as_str() == "eth0" && key == "net.ipv6.conf.eth0.bogus"),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("eth0 sysctl net.ipv6.conf.eth0.bogus: "), "{e}");
+        assert_eq!(e.exit_status(), Status::Partial);
+        let a = Action { scope: Scope::Global, key: "net.core.bogus".into(), ..a };
+        let e = apply(&a, &mut b.seams()).unwrap_err();
+        assert!(e.to_string().starts_with("sysctl net.core.bogus: "), "{e}");
+    }
 
     #[test]
     fn equal_values_with_other_spacing_are_not_rewritten() {

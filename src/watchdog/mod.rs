@@ -29,9 +29,9 @@ use std::time::SystemTime;
 
 use crate::config::watchdog::Watchdog as Config;
 use crate::config::Profile;
+use crate::exit::{ExitStatus, Status};
 use crate::paths;
 use crate::seam::Seams;
-use crate::step::StepError;
 
 pub use device::Device;
 
@@ -95,20 +95,52 @@ pub(crate) fn setup(mut dog: Device, timeout: u32, seams: &mut Seams<'_>) -> Res
     Ok(dog)
 }
 
+/// Why `apply` could not arm the watchdog.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// Opening or setting up the device failed. `device` is the
+    /// profile's; None for /dev/watchdog0 then /dev/watchdog.
+    Open { device: Option<String>, source: device::OpenError },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            // paths::WATCHDOG_DEVICES, as the plan names them.
+            Error::Open { device, source } => write!(f, "{}: {source}", device.as_deref().unwrap_or("/dev/watchdog0 or /dev/watchdog")),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Open { source, .. } => Some(source),
+        }
+    }
+}
+
+impl ExitStatus for Error {
+    /// 1: the board runs unguarded.
+    fn exit_status(&self) -> Status {
+        Status::Failure
+    }
+}
+
 /// Open the first device that exists and set it up. EBUSY means another
 /// process (a running `nasboot watchdog`) already pets it: not an error
 /// for `apply`.
-pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<Option<Armed>, StepError> {
-    let subject = a.device.clone().unwrap_or_else(|| paths::WATCHDOG_DEVICES.join(" or "));
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<Option<Armed>, Error> {
+    let failed = |source| Error::Open { device: a.device.clone(), source };
     let dog = match device::open(seams.watchdog, a.device.as_deref().map(Path::new)) {
         Ok(d) => d,
         Err(e @ device::OpenError::Busy { .. }) => {
             log::info!("{e}; it keeps petting");
             return Ok(None);
         }
-        Err(e) => return Err(StepError::fatal(subject, e)),
+        Err(e) => return Err(failed(e)),
     };
-    let mut dog = setup(dog, a.timeout, seams).map_err(|e| StepError::fatal(subject.clone(), e))?;
+    let mut dog = setup(dog, a.timeout, seams).map_err(failed)?;
     dog.pet();
     Ok(Some(dog))
 }
@@ -232,5 +264,31 @@ pub(crate) fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config:
     match out {
         daemon::Outcome::Stopped => crate::exit::Status::Ok,
         daemon::Outcome::StoppedAfterGivingUp => crate::exit::Status::Failure,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seam::fake::FakeBoard;
+
+    #[test]
+    fn apply_names_the_devices_tried_and_keeps_the_open_error() {
+        let mut b = FakeBoard::new();
+        let a = Action { device: None, timeout: 8, interval: 4 };
+        let Err(e) = apply(&a, &mut b.seams()) else { panic!("armed without a device") };
+        assert!(matches!(&e, Error::Open { device: None, source: device::OpenError::Missing { .. } }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "/dev/watchdog0 or /dev/watchdog: no watchdog device: tried /dev/watchdog0, /dev/watchdog (is the driver loaded?)"
+        );
+        assert_eq!(e.exit_status(), Status::Failure);
+        // Not a watchdog: the profile's device names it.
+        let mut b = FakeBoard::new();
+        b.watchdog.devices.insert("/dev/wdt".into());
+        b.watchdog.driver.borrow_mut().ioctl_errno = Some(nix::libc::ENOTTY);
+        let a = Action { device: Some("/dev/wdt".into()), ..a };
+        let Err(e) = apply(&a, &mut b.seams()) else { panic!("armed a non-watchdog") };
+        assert!(matches!(&e, Error::Open { device: Some(d), source: device::OpenError::NotWatchdog { .. } } if d == "/dev/wdt"), "{e}");
     }
 }
