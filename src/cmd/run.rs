@@ -3,6 +3,7 @@
 //! safe profile is applied instead.
 
 use super::Io;
+use crate::apply::StepError;
 use crate::cli::Cli;
 use crate::config::watchdog::Watchdog as Config;
 use crate::exit::Status;
@@ -34,6 +35,8 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Started, S
     let mut report = super::apply::apply_profile(cli, &profile, seams, io);
     let dog = report.watchdog.take();
     // A failed open was reported with the other errors: no second message.
-    let cfg = if dog.is_none() && !report.errors.is_empty() { None } else { profile.watchdog };
+    // Any other failed step leaves a device held elsewhere (EBUSY) to say.
+    let open_failed = report.errors.iter().any(|e| matches!(e, StepError::Watchdog(_)));
+    let cfg = if dog.is_none() && open_failed { None } else { profile.watchdog };
     Ok((dog, cfg, safe, report.status))
 }

@@ -142,3 +142,22 @@ fn a_name_taken_by_a_link_nasboot_did_not_create_is_never_touched() {
     let (_, out, _) = run_on(&mut b, &["plan"]);
     assert!(out.contains("nothing to do"), "{out}");
 }
+
+#[test]
+fn run_says_the_watchdog_is_held_even_when_another_step_failed() {
+    // A `nasboot watchdog` already holds the device (EBUSY: apply's open is
+    // not an error), and a NIC step fails (exit 3). The run must still say
+    // that it is not petting, and exit 1, not 3 as if only a knob failed.
+    let mut board = FakeBoard::new();
+    board.files.files.insert(
+        "/etc/nasboot.toml".into(),
+        b"[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n[watchdog]\ntimeout = 30\n[[interface]]\nname = \"eth7\"\nrole = \"lan\"\n"
+            .to_vec(),
+    );
+    board.watchdog.devices.insert("/dev/watchdog0".into());
+    board.watchdog.busy = Some((4242, "nasboot".into()));
+    let (status, _, err) = run_on(&mut board, &["run"]);
+    assert!(err.contains("eth7: no such interface"), "{err}");
+    assert!(err.contains("the watchdog device is held by another process; not petting it"), "{err}");
+    assert_eq!(status, Status::Failure);
+}
