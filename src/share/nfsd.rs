@@ -192,9 +192,16 @@ pub(crate) fn versions_line(v: &[NfsVersion]) -> String {
 }
 
 /// Whether the kernel's current versions (e.g. "-2 +3 +4 +4.1 +4.2")
-/// already agree with every token of `line`.
+/// already agree with every token of `line`. A version to be off that
+/// the kernel does not list at all is off: a kernel built without NFSv4
+/// reads "+3" before and after "+3 -4" is written (seen on the
+/// big-endian boards' 6.1), and asking again would fail with EBUSY once
+/// nfsd runs.
 pub(crate) fn versions_match(current: &str, line: &str) -> bool {
-    line.split_whitespace().all(|want| current.split_whitespace().any(|have| have == want))
+    line.split_whitespace().all(|want| {
+        let listed = |name: &str| current.split_whitespace().any(|have| have.get(1..) == Some(name));
+        current.split_whitespace().any(|have| have == want) || (want.starts_with('-') && !listed(&want[1..]))
+    })
 }
 
 /// MemTotal in KiB from /proc/meminfo.
@@ -286,6 +293,12 @@ mod tests {
         assert_eq!(versions_line(&[NfsVersion::V4, NfsVersion::V4_2]), "-3 +4 -4.1 +4.2");
         assert!(versions_match("-2 +3 -4 -4.0 -4.1 -4.2", "+3 -4"));
         assert!(!versions_match("-2 +3 +4 +4.1 +4.2", "+3 -4"));
+        // A kernel without NFSv4 lists no 4: "-4" holds, "+4" does not.
+        assert!(versions_match("+3", "+3 -4"));
+        assert!(versions_match("-2 +3", "+3 -4"));
+        assert!(!versions_match("+3", "+3 +4"));
+        assert!(!versions_match("-3", "+3 -4"));
+        assert!(!versions_match("", "+3 -4"));
         assert_eq!(wanted_versions(None, Some(NfsPreset::SlowCpu)), Some(vec![NfsVersion::V3]));
         assert_eq!(wanted_versions(None, None), None);
     }
