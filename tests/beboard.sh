@@ -15,7 +15,9 @@ BE_HARNESS=$T_TOP/scripts/board
 # BE_WD_IDENTITY: the hardware watchdog's WDIOC_GETSUPPORT identity;
 # BE_WD_FIRED: what the console says when it resets the board ('' when
 # QEMU just leaves, as with i6300esb); BE_WD_KCONFIG: its kernel option;
-# BE_FIRMWARE: 1 when the board's QEMU loads firmware files.
+# BE_FIRMWARE: 1 when the board's QEMU loads firmware files; BE_NICS: the
+# --nic models scripts/board takes for it; BE_NIC2 and BE_NIC2_DRIVER: the
+# NIC suite's second NIC (eth1) and its kernel driver.
 # shellcheck disable=SC2034 # read by the suites
 case $BE_BOARD in
 ppc)
@@ -24,6 +26,9 @@ ppc)
 	BE_WD_FIRED=''
 	BE_WD_KCONFIG=I6300ESB_WDT
 	BE_FIRMWARE=1
+	BE_NICS=e1000
+	BE_NIC2=e1000
+	BE_NIC2_DRIVER=e1000
 	;;
 mips-be)
 	BE_TARGET=mips-unknown-linux-musl
@@ -31,6 +36,22 @@ mips-be)
 	BE_WD_FIRED='softdog: Initiating system reboot'
 	BE_WD_KCONFIG=SOFT_WATCHDOG
 	BE_FIRMWARE=0
+	BE_NICS=e1000
+	BE_NIC2=e1000
+	BE_NIC2_DRIVER=e1000
+	;;
+sparc64)
+	# Static glibc: musl has no SPARC port.
+	BE_TARGET=sparc64-unknown-linux-gnu
+	BE_WD_IDENTITY='i6300ESB timer'
+	# -watchdog-action poweroff: QEMU just leaves.
+	BE_WD_FIRED=''
+	BE_WD_KCONFIG=I6300ESB_WDT
+	BE_FIRMWARE=1
+	BE_NICS='e1000 sunhme'
+	# The sun4u's own Happy Meal; the kernel names it after the e1000s.
+	BE_NIC2=sunhme
+	BE_NIC2_DRIVER=hme
 	;;
 *) BE_TARGET=unknown ;;
 esac

@@ -14,19 +14,46 @@
 #   LAN host  nbrt-lan-PID, veth nbrtlPID: 192.168.1.10/24, fd00:1::10/64,
 #             default routes via the board
 #
+# RB_BOARD_NAME picks scripts/board's --board (default mipsel, the above;
+# scripts/bench-forward --board). A built big-endian board (ppc, mips-be,
+# sparc64) runs its own nasboot (tests/beboard.sh's BE_TARGET), has its
+# user space built in the initramfs (BusyBox, iptables legacy, nft when
+# built) and no modules (everything built in); its WAN NIC is an e1000
+# and its LAN NIC the second model tests/beboard.sh names (sparc64: the
+# Happy Meal, hme, which the kernel names eth1 after the e1000 anyway).
+#
 # QEMU runs in a namespace of its own (nbrt-brd-PID) holding both taps,
 # each bridged to a veth whose other end is its host's link, so the two
 # hosts share nothing but the board and each tap stays in the namespace
 # QEMU opened it in.
 
-RB_TARGET=$T_BOARD_TARGET # tests/lib.sh
-RB_BIN=${RB_BIN:-$T_DIST/nasboot-$RB_TARGET}
+RB_BOARD_NAME=${RB_BOARD_NAME:-mipsel}
 RB_BOARD=$T_TOP/scripts/board
+RB_HARNESS=("$RB_BOARD" --board "$RB_BOARD_NAME")
+if [ "$RB_BOARD_NAME" = mipsel ]; then
+	RB_BUILT=0
+	RB_TARGET=$T_BOARD_TARGET # tests/lib.sh
+else
+	RB_BUILT=1
+	NASBOOT_BE_BOARD=$RB_BOARD_NAME
+	# shellcheck source=tests/beboard.sh
+	. "$T_TOP/tests/beboard.sh"
+	RB_TARGET=$BE_TARGET
+fi
+RB_BIN=${RB_BIN:-$T_DIST/nasboot-$RB_TARGET}
 RB_LOAD=$T_TOP/tests/board/fwd-load.py
 RB_PROFILE=${RB_PROFILE:-$T_TOP/tests/profiles/board-router.toml}
 # The NIC model of both links (scripts/board run --nic; the board puts
 # the second in PCI slot 20, on an interrupt line of its own).
 RB_NIC=${RB_NIC:-e1000}
+# RB_WAN_NIC, RB_LAN_NIC: each link's own (a built board's LAN defaults
+# to its second model).
+RB_WAN_NIC=${RB_WAN_NIC:-$RB_NIC}
+if [ "$RB_BUILT" = 1 ]; then
+	RB_LAN_NIC=${RB_LAN_NIC:-$BE_NIC2}
+else
+	RB_LAN_NIC=${RB_LAN_NIC:-$RB_NIC}
+fi
 # Debian's mipsel user space on the board: nft, iptables(-legacy)-restore,
 # conntrack -L.
 RB_DEBS=(nftables iptables conntrack netbase)
@@ -67,9 +94,9 @@ rb_setup() {
 	rb_pid=''
 	rb_bg=()
 	trap rb_cleanup EXIT
-	"$RB_BOARD" fetch >/dev/null
+	"${RB_HARNESS[@]}" fetch >/dev/null
 	# Downloads happen here: the board runs in a namespace with no route out.
-	"$RB_BOARD" debs "${RB_DEBS[@]}" >/dev/null
+	[ "$RB_BUILT" = 1 ] || "${RB_HARNESS[@]}" debs "${RB_DEBS[@]}" >/dev/null
 	local ns
 	for ns in "$rb_brd" "$rb_lan" "$rb_wan"; do
 		ip netns add "$ns"
@@ -122,12 +149,14 @@ rb_boot() {
 	shift 2
 	local -a args=(--bin "$RB_BIN" --profile "$RB_PROFILE" --script "$script"
 		--timeout "$timeout" --log "$log"
-		--nic "$RB_NIC:tap:nbrtwt$$" --nic "$RB_NIC:tap:nbrtlt$$")
-	for d in "${RB_DEBS[@]}"; do args+=(--deb "$d"); done
-	for m in "${RB_MODULES[@]}"; do args+=(--module "$m"); done
-	for m in "${RB_WITH_MODULES[@]}"; do args+=(--with-module "$m"); done
+		--nic "$RB_WAN_NIC:tap:nbrtwt$$" --nic "$RB_LAN_NIC:tap:nbrtlt$$")
+	if [ "$RB_BUILT" = 0 ]; then
+		for d in "${RB_DEBS[@]}"; do args+=(--deb "$d"); done
+		for m in "${RB_MODULES[@]}"; do args+=(--module "$m"); done
+		for m in "${RB_WITH_MODULES[@]}"; do args+=(--with-module "$m"); done
+	fi
 	: >"$log"
-	ip netns exec "$rb_brd" "$RB_BOARD" run "${args[@]}" "$@" >"$work/harness.out" 2>&1 &
+	ip netns exec "$rb_brd" "${RB_HARNESS[@]}" run "${args[@]}" "$@" >"$work/harness.out" 2>&1 &
 	rb_pid=$!
 	ip -n "$rb_wan" addr add "$RB_WAN_HOST/24" dev "$rb_wtap"
 	ip -n "$rb_wan" addr add fd00:51::1/64 dev "$rb_wtap" nodad

@@ -2,7 +2,8 @@
 # Library behind scripts/board: the emulated boards. The default (mipsel):
 # QEMU malta, Debian's mipsel 4kc-malta kernel, busybox-static:mipsel in an
 # initramfs. `--board ppc`: big-endian QEMU g3beige with a kernel, BusyBox
-# and nft cross-built from Debian's sources (scripts/lib/board/boards.sh).
+# and nft cross-built from Debian's sources; mips-be and sparc64 the same
+# way (scripts/lib/board/boards.sh).
 #
 # Sourced by scripts/board; everything here and in scripts/lib/board/ is a
 # function or a constant.
@@ -35,7 +36,10 @@ scripts/board [--board NAME] COMMAND [ARGS]
                       modules) | ppc (big-endian QEMU g3beige, PowerPC 750;
                       kernel, BusyBox and nft cross-built from Debian's
                       sources and cached in /var/cache/nasboot; e1000 NICs;
-                      the i6300esb watchdog). NASBOOT_BOARD sets it too.
+                      the i6300esb watchdog) | mips-be (malta, 24Kc, big-endian,
+                      built the same way; softdog) | sparc64 (QEMU sun4u,
+                      UltraSPARC IIi, built the same way; sunhme and e1000
+                      NICs; the i6300esb watchdog). NASBOOT_BOARD sets it too.
 
   fetch [--refresh]   install host tools (apt) and cache kernel + busybox under
                       target/board (idempotent; --refresh re-resolves the kernel);
@@ -79,7 +83,9 @@ run OPTIONS
   --disk-size MB      size when creating (default 16)
   --no-mount          attach the disk but do not mount it
   --nic MODEL[:BACKEND]  add a NIC (repeatable, eth0, eth1... in order).
-                      MODEL: e1000 | pcnet (=pcnet32) | virtio; its driver is
+                      MODEL: e1000 | pcnet (=pcnet32) | virtio (mipsel), e1000
+                      (ppc, mips-be), e1000 | sunhme (sparc64, where eth0,
+                      eth1... are e1000s first, then hme); its driver is
                       loaded at boot. BACKEND: user (default; slirp, restrict=on,
                       guest should use 10.0.2.15/24) | tap:IFNAME (existing tap,
                       e.g. in a netns: run the harness under `ip netns exec`) |
@@ -87,7 +93,7 @@ run OPTIONS
   --hostfwd RULE      forward host port to the first user NIC, e.g.
                       tcp:127.0.0.1:18080-:80 (host address must be 127.0.0.1)
   --append ARGS       extra kernel command line
-  --mem MB            guest RAM (default 256)
+  --mem MB            guest RAM (default 256; sparc64 512)
   --timeout SECONDS   kill qemu after this (default 120) -> outcome timeout
   --boot-timeout S    kill qemu when /init has not started after S seconds
                       -> outcome noboot, exit 7, log kept (default: 60 on the

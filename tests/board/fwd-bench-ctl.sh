@@ -14,6 +14,9 @@
 #                 (forward = true, flow_offload = "off")
 #   nasboot-auto  nasboot firewall apply, /etc/nasboot.toml
 #                 (forward = true, flow_offload = "auto")
+#   nasboot-ipt   nasboot firewall apply, /etc/bench/router-ipt.toml (the
+#                 same profile with backend = "iptables": a built board
+#                 without nft)
 #   stat          answer "stat BUSY TOTAL": the CPU's busy and total time so
 #                 far, in USER_HZ ticks (/proc/stat)
 #   ct [PORT]     answer "ct ENTRIES OFFLOADED": conntrack entries (with
@@ -32,6 +35,17 @@ clean() {
         iptables -t "$t" -F 2>/dev/null
         iptables -t "$t" -X 2>/dev/null
     done
+    # A kernel with iptables built in (the built boards) keeps its tables
+    # and their policies: back to ACCEPT, IPv6 too (nasboot's rows set
+    # DROP). Where they are modules, unloading them below does the same.
+    for c in INPUT FORWARD OUTPUT; do
+        iptables -P "$c" ACCEPT 2>/dev/null
+        ip6tables -P "$c" ACCEPT 2>/dev/null
+    done
+    for t in filter mangle raw; do
+        ip6tables -t "$t" -F 2>/dev/null
+        ip6tables -t "$t" -X 2>/dev/null
+    done
     # Unload until nothing more goes (dependents first, whatever the order).
     for pass in 1 2 3 4 5 6 7 8; do
         for m in $(lsmod | awk 'NR > 1 && /^(ip|xt|nf|nft|iptable|ipt|ip6t|ip6table)_/ { print $1 }'); do
@@ -41,6 +55,8 @@ clean() {
     : "$pass"
 }
 boot_modules() {
+    # A kernel without modules (the built boards) has them built in.
+    [ -e /proc/modules ] || return 0
     modprobe nf_flow_table && modprobe nf_flow_table_inet && modprobe nft_flow_offload
 }
 src=
@@ -65,6 +81,7 @@ case $cmd in
     fw4-offload) clean && boot_modules && nft -f /etc/bench/fw4-offload.nft ;;
     nasboot-off) clean && boot_modules && nasboot_row off /etc/bench/router-off.toml ;;
     nasboot-auto) clean && boot_modules && nasboot_row auto /etc/nasboot.toml ;;
+    nasboot-ipt) clean && boot_modules && nasboot_row ipt /etc/bench/router-ipt.toml ;;
     stat)
         read -r _ us ni sy id io hi si _ </proc/stat
         echo "stat $((us + ni + sy + hi + si)) $((us + ni + sy + id + io + hi + si))"

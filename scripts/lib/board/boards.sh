@@ -12,12 +12,16 @@
 #           BusyBox and nft cross-built from Debian's sources
 #           (scripts/lib/board/build.sh); e1000 NICs; the i6300esb PCI
 #           watchdog
+#   sparc64 QEMU sun4u (UltraSPARC IIi, big-endian, 64-bit), built like
+#           ppc with board/qemu-sparc64/kernel.config; NICs sunhme (the
+#           sun4u's Happy Meal) and e1000, on the second Simba bus; the
+#           i6300esb watchdog there too
 #
 # A board is the set of BOARD_* values below; adding one (mips-be,
 # sparc64) is a case here, a kernel fragment in board/<dir>/kernel.config
 # and, when its QEMU differs, its lines in board_machine_args.
 
-BOARD_NAMES='mipsel ppc mips-be'
+BOARD_NAMES='mipsel ppc mips-be sparc64'
 
 # board_select NAME: the BOARD_* values of board NAME.
 #   BOARD_KIND     debian (Debian's kernel package and modules) | built
@@ -35,10 +39,14 @@ BOARD_NAMES='mipsel ppc mips-be'
 #                  the message when one is missing)
 #   BOARD_QEMU_PKG the Debian packages with the emulator and its firmware
 #   BOARD_KERNEL_MARK  an ERE the console log matches once the kernel runs
+#   BOARD_NICS     the --nic models its kernel has drivers for
+#   BOARD_MEM      run's default --mem (MB)
 # shellcheck disable=SC2034  # read by the other parts of scripts/lib/board
 board_select() {
     BOARD_NAME=$1
     BOARD_QEMU_DATA=${NASBOOT_QEMU_DATA:-/usr/share}
+    BOARD_NICS=e1000
+    BOARD_MEM=256
     case $1 in
         mipsel | malta)
             BOARD_NAME=mipsel
@@ -86,6 +94,23 @@ board_select() {
             BOARD_QEMU_PKG='qemu-system-mips'
             BOARD_KERNEL_MARK='Linux version'
             ;;
+        sparc64)
+            BOARD_KIND=built
+            BOARD_QEMU=${BOARD_QEMU:-qemu-system-sparc64}
+            BOARD_ARCH=sparc64
+            BOARD_KARCH=sparc
+            BOARD_CROSS=sparc64-linux-gnu-
+            BOARD_DIR=qemu-sparc64
+            BOARD_CONSOLE=ttyS0
+            BOARD_WATCHDOG=i6300esb
+            # Static glibc: musl has no SPARC port.
+            BOARD_TARGET=sparc64-unknown-linux-gnu
+            BOARD_FIRMWARE='qemu/openbios-sparc64:qemu-system-data'
+            BOARD_QEMU_PKG='qemu-system-sparc qemu-system-data'
+            BOARD_KERNEL_MARK='Linux version'
+            BOARD_NICS='e1000 sunhme'
+            BOARD_MEM=512
+            ;;
         *) board_usage_error "--board must be one of: $BOARD_NAMES (got '$1')" ;;
     esac
     if [ "$BOARD_KIND" = built ]; then
@@ -95,7 +120,7 @@ board_select() {
 
 # board_machine_args: the QEMU machine, console and watchdog arguments
 # (into the array board_machine).
-# shellcheck disable=SC2034 # board_run_boot's local
+# shellcheck disable=SC2034,SC2054 # board_run_boot's local; QEMU's comma lists
 board_machine_args() {
     case $BOARD_NAME in
         mipsel) board_machine=(-M malta -vga none) ;;
@@ -103,6 +128,15 @@ board_machine_args() {
         ppc) board_machine=(-M g3beige -display none
             -device i6300esb -watchdog-action reset) ;;
         mips-be) board_machine=(-M malta -cpu 24Kc -vga none -display none) ;;
+        # The watchdog on pciB (the only bus with free slots; the NICs go
+        # there too: board_run_nics); on reset it powers off, since QEMU
+        # would go on to a second boot that hangs in OpenBIOS without
+        # -no-reboot, and the harness counts any exit without the
+        # kernel's "Power down" as a reset.
+        # -vga none: OpenBIOS does not wait for it here (and QEMU's VGA
+        # would want SeaBIOS's ROM).
+        sparc64) board_machine=(-M sun4u -vga none -display none
+            -device i6300esb,bus=pciB -watchdog-action poweroff) ;;
     esac
 }
 

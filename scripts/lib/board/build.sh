@@ -262,12 +262,14 @@ board_nft_build() {
     log=$out/build.log
     prefix=$out/prefix
     local t0=$SECONDS
+    # `|| exit 1` after each source: in auto mode this runs in a subshell
+    # under `!`, where set -e does not stop it at a failed fetch.
     board_say "nft (libmnl $BOARD_LIBMNL_DEB_VERSION, libnftnl $BOARD_LIBNFTNL_DEB_VERSION, nftables $BOARD_NFTABLES_DEB_VERSION) for $BOARD_ARCH, static (log $log)"
-    src=$(board_build_source libmnl "$BOARD_LIBMNL_DEB_VERSION" "$out/src")
+    src=$(board_build_source libmnl "$BOARD_LIBMNL_DEB_VERSION" "$out/src") || exit 1
     board_nft_autotools "$log" libmnl "$src" "$prefix"
-    src=$(board_build_source libnftnl "$BOARD_LIBNFTNL_DEB_VERSION" "$out/src")
+    src=$(board_build_source libnftnl "$BOARD_LIBNFTNL_DEB_VERSION" "$out/src") || exit 1
     board_nft_autotools "$log" libnftnl "$src" "$prefix"
-    src=$(board_build_source nftables "$BOARD_NFTABLES_DEB_VERSION" "$out/src")
+    src=$(board_build_source nftables "$BOARD_NFTABLES_DEB_VERSION" "$out/src") || exit 1
     board_nft_autotools "$log" nftables "$src" "$prefix" --with-mini-gmp --without-cli --without-json \
         --without-xtables --disable-man-doc --disable-python LDFLAGS=-static
     # libtool links the program against the static library, but only

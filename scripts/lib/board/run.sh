@@ -3,11 +3,16 @@
 # Part of scripts/lib/board.sh, which sources it.
 
 board_nic_driver() {
-    if [ "$BOARD_KIND" = built ] && [ "$1" != e1000 ]; then
-        board_usage_error "--board $BOARD_NAME: --nic model must be e1000 (got '$1')"
+    if [ "$BOARD_KIND" = built ]; then
+        case " $BOARD_NICS " in
+            *" $1 "*) ;;
+            *) board_usage_error "--board $BOARD_NAME: --nic model must be one of: $BOARD_NICS (got '$1')" ;;
+        esac
     fi
     case $1 in
         e1000) echo e1000 ;;
+        # sunhme.c's PCI driver is named "hme"
+        sunhme) echo hme ;;
         pcnet | pcnet32) echo pcnet32 ;;
         virtio | virtio-net-pci) echo virtio_net ;;
         *) board_usage_error "--nic model must be e1000, pcnet or virtio (got '$1')" ;;
@@ -17,6 +22,7 @@ board_nic_driver() {
 board_nic_device() {
     case $1 in
         e1000) echo e1000 ;;
+        sunhme) echo sunhme ;;
         pcnet | pcnet32) echo pcnet ;;
         virtio | virtio-net-pci) echo virtio-net-pci ;;
     esac
@@ -26,7 +32,7 @@ board_nic_device() {
 # (bash's dynamic scope), in the order board_run calls them.
 board_run() {
     local bin='' profile='' script='' disk='' disk_size=16 disk_mount=1 exec_init=''
-    local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=256 append='' help=0 boot_timeout=''
+    local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=$BOARD_MEM append='' help=0 boot_timeout=''
     local -a files=() mod_specs=("softdog") no_mods=() with_mods=() nics=() hostfwds=() debs=()
     local -a expect_logs=() reject_logs=() qemu_extra=()
     local stage='' qrc=0 wall='' outcome='' script_exit='' rc=0 noboot=0 init_wall=''
@@ -280,10 +286,15 @@ board_run_nics() {
         # interrupt (10) and 20 and 21 to another (11); two NICs sharing
         # one stall under forwarding load (transmit queue timed out), so
         # the second NIC goes to slot 20. Slots stay in NIC order (eth0,
-        # eth1... follow the bus). Other machines: QEMU's own placement.
+        # eth1... follow the bus). sun4u: the Simba bridge pciB, the only
+        # bus with free slots (pciA's are the on-board devices'); eth0,
+        # eth1... follow the kernel's driver link order there (e1000
+        # before hme), not the order of --nic. Other machines: QEMU's own
+        # placement.
         slot=''
         case $BOARD_NAME in
             mipsel | mips-be) slot=$(printf ',addr=0x%x' $((i == 0 ? 0x12 : 0x13 + i))) ;;
+            sparc64) slot=',bus=pciB' ;;
         esac
         case $backend in
             user)
