@@ -89,7 +89,10 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Deserialize a `T` from a parsed document.
+/// Deserialize a `T` from a parsed document. Out of line, like the
+/// parser and the validation (`config::parse`): inlined together, their
+/// frames add up on the stack instead of taking turns.
+#[inline(never)]
 pub(super) fn from_document<T: de::DeserializeOwned>(doc: Spanned<DeTable<'_>>) -> Result<T, Error> {
     let span = doc.span();
     let root = Spanned::new(span, DeValue::Table(doc.into_inner()));

@@ -148,7 +148,7 @@ impl Source<'_> {
 
 /// Parse and validate a profile held in memory.
 pub(crate) fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
-    let doc = DeTable::parse(src.text).map_err(|e| {
+    let doc = parse_document(src.text).map_err(|e| {
         let span = e.span();
         let key = span.clone().map_or_else(|| "(top level)".to_string(), |s| src.key_on_line(s.start));
         src.error(span, &key, first_line(e.message()))
@@ -178,6 +178,12 @@ pub(crate) fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
     })?;
     let warnings = validate::validate(&profile, src)?;
     Ok(Loaded { profile, warnings })
+}
+
+/// The TOML parse, out of line (see `de::from_document`).
+#[inline(never)]
+fn parse_document(text: &str) -> Result<toml::Spanned<DeTable<'_>>, toml::de::Error> {
+    DeTable::parse(text)
 }
 
 /// Parse raw bytes: the profile must be UTF-8 text.

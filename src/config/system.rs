@@ -20,9 +20,11 @@ pub enum SysctlPreset {
 #[serde(deny_unknown_fields)]
 pub struct Sysctl {
     pub preset: Option<SysctlPreset>,
-    /// Explicit values; they win over the preset.
-    #[serde(default)]
-    pub set: heapless::LinearMap<SysctlKey, SysctlValue, MAX_SYSCTLS>,
+    /// Explicit values; they win over the preset. Boxed and deserialized
+    /// in a frame of its own, like the profile's other big members (4.5 KB
+    /// inline): see `Profile`.
+    #[serde(default, deserialize_with = "super::boxed")]
+    pub set: Box<heapless::LinearMap<SysctlKey, SysctlValue, MAX_SYSCTLS>>,
 }
 
 /// One `[[storage]]`: a block device's queue settings.

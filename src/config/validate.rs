@@ -24,6 +24,7 @@ impl fmt::Display for Warning {
 }
 
 /// Check the whole profile. The first error stops validation.
+#[inline(never)]
 pub(crate) fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigError> {
     let mut warnings = Vec::new();
     interfaces(p, src)?;
