@@ -79,6 +79,48 @@ impl de::Error for Error {
     fn custom<T: fmt::Display>(msg: T) -> Self {
         Error { message: msg.to_string(), span: None, rev_path: Vec::new() }
     }
+
+    // serde's own wording, but through `Shown` instead of `Unexpected`'s
+    // Display, whose float arm links core's float formatting.
+    fn invalid_type(unexp: Unexpected<'_>, exp: &dyn Expected) -> Self {
+        de::Error::custom(format_args!("invalid type: {}, expected {}", Shown(unexp), exp))
+    }
+
+    fn invalid_value(unexp: Unexpected<'_>, exp: &dyn Expected) -> Self {
+        de::Error::custom(format_args!("invalid value: {}, expected {}", Shown(unexp), exp))
+    }
+}
+
+/// An `Unexpected` as serde words it. A float is never shown: the only
+/// visitor that ever gets one (`watchdog::Load`) takes every float, and
+/// `deserialize_any` refuses floats (see `deserialize_f64`), so the arm
+/// names the kind without the value and core's float printing stays out
+/// of the binary (about 12 KiB on a board).
+struct Shown<'a>(Unexpected<'a>);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Unexpected::Bool(b) => write!(f, "boolean `{b}`"),
+            Unexpected::Unsigned(i) => write!(f, "integer `{i}`"),
+            Unexpected::Signed(i) => write!(f, "integer `{i}`"),
+            Unexpected::Float(_) => f.write_str("floating point"),
+            Unexpected::Char(c) => write!(f, "character `{c}`"),
+            Unexpected::Str(s) => write!(f, "string {s:?}"),
+            Unexpected::Bytes(_) => f.write_str("byte array"),
+            Unexpected::Unit => f.write_str("unit value"),
+            Unexpected::Option => f.write_str("Option value"),
+            Unexpected::NewtypeStruct => f.write_str("newtype struct"),
+            Unexpected::Seq => f.write_str("sequence"),
+            Unexpected::Map => f.write_str("map"),
+            Unexpected::Enum => f.write_str("enum"),
+            Unexpected::UnitVariant => f.write_str("unit variant"),
+            Unexpected::NewtypeVariant => f.write_str("newtype variant"),
+            Unexpected::TupleVariant => f.write_str("tuple variant"),
+            Unexpected::StructVariant => f.write_str("struct variant"),
+            Unexpected::Other(other) => f.write_str(other),
+        }
+    }
 }
 
 impl fmt::Display for Error {
