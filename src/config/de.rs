@@ -28,9 +28,14 @@ use serde::de::{self, DeserializeSeed, Expected, Unexpected, Visitor};
 use toml::de::{DeArray, DeInteger, DeTable, DeValue};
 use toml::Spanned;
 
-/// A deserialization error, where it is, and the key path to it.
+/// A deserialization error, where it is, and the key path to it. Boxed:
+/// every `Result` the derived code moves around carries one pointer
+/// instead of the whole error.
 #[derive(Debug)]
-pub(super) struct Error {
+pub(super) struct Error(Box<Inner>);
+
+#[derive(Debug)]
+pub(super) struct Inner {
     pub message: String,
     pub span: Option<Range<usize>>,
     /// Innermost first: pushed while the error unwinds.
@@ -43,7 +48,14 @@ enum Segment {
     Index(usize),
 }
 
-impl Error {
+impl std::ops::Deref for Error {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl Inner {
     /// The key path, outermost first: `a.b[2].c`; empty at the top level.
     pub(super) fn key(&self) -> String {
         let mut key = String::new();
@@ -60,24 +72,26 @@ impl Error {
         }
         key
     }
+}
 
+impl Error {
     /// Attach `span` unless a deeper value already gave one.
     fn at(mut self, span: &Range<usize>) -> Error {
-        if self.span.is_none() {
-            self.span = Some(span.clone());
+        if self.0.span.is_none() {
+            self.0.span = Some(span.clone());
         }
         self
     }
 
     fn under(mut self, seg: Segment) -> Error {
-        self.rev_path.push(seg);
+        self.0.rev_path.push(seg);
         self
     }
 }
 
 impl de::Error for Error {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        Error { message: msg.to_string(), span: None, rev_path: Vec::new() }
+        Error(Box::new(Inner { message: msg.to_string(), span: None, rev_path: Vec::new() }))
     }
 
     // serde's own wording, but through `Shown` instead of `Unexpected`'s

@@ -174,7 +174,7 @@ pub(crate) fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
             }
             _ => message,
         };
-        src.error(inner.span, &key, message)
+        src.error(inner.span.clone(), &key, message)
     })?;
     let warnings = validate::validate(&profile, src)?;
     Ok(Loaded { profile, warnings })
