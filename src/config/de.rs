@@ -18,7 +18,7 @@
 //! keys), arrays as sequences, unit enums written as strings, integers,
 //! floats (for float fields only), booleans and strings, `Option` (an
 //! absent key is `None`), and
-//! `toml::Spanned`. TOML date-times are refused, like any other value of
+//! `Spanned` (ours, `config::spanned`). TOML date-times are refused, like any other value of
 //! a kind the model does not expect.
 
 use std::fmt;
@@ -298,11 +298,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
         at_span!(self, self.table(&v).and_then(|t| v.visit_map(MapDe { iter: t.iter(), value: None })))
     }
 
-    fn deserialize_struct<V: Visitor<'de>>(self, name: &'static str, _fields: &'static [&'static str], v: V) -> Result<V::Value, Error> {
-        if serde_spanned::de::is_spanned(name) {
-            let span = self.span();
-            return v.visit_map(serde_spanned::de::SpannedDeserializer::new(self, span));
-        }
+    fn deserialize_struct<V: Visitor<'de>>(self, _name: &'static str, _fields: &'static [&'static str], v: V) -> Result<V::Value, Error> {
         self.deserialize_map(v)
     }
 
@@ -312,7 +308,10 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
         v.visit_some(self)
     }
 
+    /// `Spanned` (`super::spanned::NAME`) asks for its value this way, and
+    /// finds the value's span where this leaves it.
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, v: V) -> Result<V::Value, Error> {
+        super::spanned::set_span(&self.0.span());
         v.visit_newtype_struct(self)
     }
 
