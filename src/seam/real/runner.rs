@@ -91,7 +91,11 @@ fn feed(pipe: &mut Option<ChildStdin>, input: &mut &[u8]) {
 /// whole millisecond so that poll does not return just before it.
 fn until(now: Instant, deadline: Option<Instant>) -> PollTimeout {
     let Some(d) = deadline else { return PollTimeout::NONE };
-    let ms = d.saturating_duration_since(now).as_micros().div_ceil(1000);
+    // Whole microseconds, then up to milliseconds, as `as_micros()` would
+    // give them but in 64 bits (saturating: poll waits at most MAX anyway).
+    let left = d.saturating_duration_since(now);
+    let micros = left.as_secs().saturating_mul(1_000_000).saturating_add(u64::from(left.subsec_micros()));
+    let ms = micros.div_ceil(1000);
     PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
 }
 
@@ -249,6 +253,17 @@ mod tests {
     /// Runs PROGRAM with ARGS through the real runner.
     fn run(program: &str, args: &[&str], stdin: Option<&[u8]>, timeout: Duration) -> io::Result<Output> {
         RealRunner.run(&Cmd { program, args, stdin, timeout })
+    }
+
+    #[test]
+    fn poll_timeout_is_whole_microseconds_rounded_up_to_milliseconds() {
+        let now = Instant::now();
+        for d in [0, 1, 999, 1000, 1001, 1_000_500, 2_500_999_999, 5_000_000_000_000] {
+            let d = Duration::from_nanos(d);
+            let want = PollTimeout::try_from(d.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX);
+            assert_eq!(until(now, Some(now + d)), want, "{d:?}");
+        }
+        assert_eq!(until(now, None), PollTimeout::NONE);
     }
 
     #[test]
