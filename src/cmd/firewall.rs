@@ -101,12 +101,29 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
 
 /// A token that tells this apply's confirmation from an earlier one's.
 fn token() -> String {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    format!("{}-{nanos}", std::process::id())
+    token_of(std::process::id(), SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default())
+}
+
+/// `PID-NANOS`, the nanoseconds since the epoch as `as_nanos()` prints
+/// them, without 128-bit arithmetic (its division and printing are some
+/// 3 KB on a 32-bit board): the seconds, then 9 digits.
+fn token_of(pid: u32, since: std::time::Duration) -> String {
+    match since.as_secs() {
+        0 => format!("{pid}-{}", since.subsec_nanos()),
+        secs => format!("{pid}-{secs}{:09}", since.subsec_nanos()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn token_prints_the_nanoseconds_as_as_nanos_did() {
+        use std::time::Duration;
+        for d in [Duration::ZERO, Duration::from_nanos(7), Duration::new(1, 5), Duration::new(1_764_662_400, 123_456_789), Duration::MAX] {
+            assert_eq!(super::token_of(42, d), format!("42-{}", d.as_nanos()), "{d:?}");
+        }
+    }
+
     use crate::cmd::tests::run_on;
     use crate::exit::Status;
     use crate::seam::fake::FakeBoard;

@@ -18,7 +18,7 @@
 //! keys), arrays as sequences, unit enums written as strings, integers,
 //! floats (for float fields only), booleans and strings, `Option` (an
 //! absent key is `None`), and
-//! `toml::Spanned`. TOML date-times are refused, like any other value of
+//! `Spanned` (ours, `config::spanned`). TOML date-times are refused, like any other value of
 //! a kind the model does not expect.
 
 use std::fmt;
@@ -28,9 +28,14 @@ use serde::de::{self, DeserializeSeed, Expected, Unexpected, Visitor};
 use toml::de::{DeArray, DeInteger, DeTable, DeValue};
 use toml::Spanned;
 
-/// A deserialization error, where it is, and the key path to it.
+/// A deserialization error, where it is, and the key path to it. Boxed:
+/// every `Result` the derived code moves around carries one pointer
+/// instead of the whole error.
 #[derive(Debug)]
-pub(super) struct Error {
+pub(super) struct Error(Box<Inner>);
+
+#[derive(Debug)]
+pub(super) struct Inner {
     pub message: String,
     pub span: Option<Range<usize>>,
     /// Innermost first: pushed while the error unwinds.
@@ -43,7 +48,14 @@ enum Segment {
     Index(usize),
 }
 
-impl Error {
+impl std::ops::Deref for Error {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl Inner {
     /// The key path, outermost first: `a.b[2].c`; empty at the top level.
     pub(super) fn key(&self) -> String {
         let mut key = String::new();
@@ -60,24 +72,68 @@ impl Error {
         }
         key
     }
+}
 
+impl Error {
     /// Attach `span` unless a deeper value already gave one.
     fn at(mut self, span: &Range<usize>) -> Error {
-        if self.span.is_none() {
-            self.span = Some(span.clone());
+        if self.0.span.is_none() {
+            self.0.span = Some(span.clone());
         }
         self
     }
 
     fn under(mut self, seg: Segment) -> Error {
-        self.rev_path.push(seg);
+        self.0.rev_path.push(seg);
         self
     }
 }
 
 impl de::Error for Error {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        Error { message: msg.to_string(), span: None, rev_path: Vec::new() }
+        Error(Box::new(Inner { message: msg.to_string(), span: None, rev_path: Vec::new() }))
+    }
+
+    // serde's own wording, but through `Shown` instead of `Unexpected`'s
+    // Display, whose float arm links core's float formatting.
+    fn invalid_type(unexp: Unexpected<'_>, exp: &dyn Expected) -> Self {
+        de::Error::custom(format_args!("invalid type: {}, expected {}", Shown(unexp), exp))
+    }
+
+    fn invalid_value(unexp: Unexpected<'_>, exp: &dyn Expected) -> Self {
+        de::Error::custom(format_args!("invalid value: {}, expected {}", Shown(unexp), exp))
+    }
+}
+
+/// An `Unexpected` as serde words it. A float is never shown: the only
+/// visitor that ever gets one (`watchdog::Load`) takes every float, and
+/// `deserialize_any` refuses floats (see `deserialize_f64`), so the arm
+/// names the kind without the value and core's float printing stays out
+/// of the binary (about 12 KiB on a board).
+struct Shown<'a>(Unexpected<'a>);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Unexpected::Bool(b) => write!(f, "boolean `{b}`"),
+            Unexpected::Unsigned(i) => write!(f, "integer `{i}`"),
+            Unexpected::Signed(i) => write!(f, "integer `{i}`"),
+            Unexpected::Float(_) => f.write_str("floating point"),
+            Unexpected::Char(c) => write!(f, "character `{c}`"),
+            Unexpected::Str(s) => write!(f, "string {s:?}"),
+            Unexpected::Bytes(_) => f.write_str("byte array"),
+            Unexpected::Unit => f.write_str("unit value"),
+            Unexpected::Option => f.write_str("Option value"),
+            Unexpected::NewtypeStruct => f.write_str("newtype struct"),
+            Unexpected::Seq => f.write_str("sequence"),
+            Unexpected::Map => f.write_str("map"),
+            Unexpected::Enum => f.write_str("enum"),
+            Unexpected::UnitVariant => f.write_str("unit variant"),
+            Unexpected::NewtypeVariant => f.write_str("newtype variant"),
+            Unexpected::TupleVariant => f.write_str("tuple variant"),
+            Unexpected::StructVariant => f.write_str("struct variant"),
+            Unexpected::Other(other) => f.write_str(other),
+        }
     }
 }
 
@@ -245,11 +301,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
         at_span!(self, self.table(&v).and_then(|t| v.visit_map(MapDe { iter: t.iter(), value: None })))
     }
 
-    fn deserialize_struct<V: Visitor<'de>>(self, name: &'static str, _fields: &'static [&'static str], v: V) -> Result<V::Value, Error> {
-        if serde_spanned::de::is_spanned(name) {
-            let span = self.span();
-            return v.visit_map(serde_spanned::de::SpannedDeserializer::new(self, span));
-        }
+    fn deserialize_struct<V: Visitor<'de>>(self, _name: &'static str, _fields: &'static [&'static str], v: V) -> Result<V::Value, Error> {
         self.deserialize_map(v)
     }
 
@@ -259,7 +311,10 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
         v.visit_some(self)
     }
 
+    /// `Spanned` (`super::spanned::NAME`) asks for its value this way, and
+    /// finds the value's span where this leaves it.
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, v: V) -> Result<V::Value, Error> {
+        super::spanned::set_span(&self.0.span());
         v.visit_newtype_struct(self)
     }
 

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use toml::Spanned;
+use super::Spanned;
 
 use super::types::{Endpoint, Port, PortRange};
 

@@ -11,6 +11,7 @@ mod de;
 pub(crate) mod firewall;
 pub(crate) mod net;
 pub(crate) mod nfs;
+mod spanned;
 pub(crate) mod system;
 pub(crate) mod types;
 pub(crate) mod validate;
@@ -22,6 +23,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use toml::de::DeTable;
 
+pub(crate) use spanned::Spanned;
 pub(crate) use validate::Warning;
 
 /// Interfaces per profile.
@@ -174,7 +176,7 @@ pub(crate) fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
             }
             _ => message,
         };
-        src.error(inner.span, &key, message)
+        src.error(inner.span.clone(), &key, message)
     })?;
     let warnings = validate::validate(&profile, src)?;
     Ok(Loaded { profile, warnings })

@@ -2,8 +2,8 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use super::Spanned;
 use serde::Deserialize;
-use toml::Spanned;
 
 use super::types::{IfName, IpNet, MacAddr, SysctlKey, SysctlValue, VlanId};
 

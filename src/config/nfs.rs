@@ -1,7 +1,7 @@
 //! `[nfs]` and `[[nfs.export]]`: the export set and nfsd knobs.
 
+use super::Spanned;
 use serde::Deserialize;
-use toml::Spanned;
 
 use super::net::Role;
 use super::types::{AbsPath, IfName, IpNet, Name};

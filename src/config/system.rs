@@ -32,7 +32,7 @@ pub struct Sysctl {
 #[serde(deny_unknown_fields)]
 pub struct Storage {
     /// The name under /sys/block, e.g. "sda".
-    pub device: toml::Spanned<Name>,
+    pub device: super::Spanned<Name>,
     /// /sys/block/DEV/queue/read_ahead_kb.
     pub read_ahead_kb: Option<u32>,
 }

@@ -68,7 +68,10 @@ impl fmt::Display for Errno {
     /// "Operation not supported (EOPNOTSUPP)".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let e = nix::errno::Errno::from_raw(self.0);
-        write!(f, "{} ({e:?})", e.desc())
+        // `&e`: the name through `<&Errno as Debug>`, the instance nix's
+        // own Display uses; `e` would link a second copy of the 2 KB
+        // match over every errno name.
+        write!(f, "{} ({:?})", e.desc(), &e)
     }
 }
 

@@ -1,13 +1,15 @@
-//! rtnetlink's link messages (include/uapi/linux/rtnetlink.h, if_link.h):
-//! `struct ifinfomsg` and the few `IFLA_*` attributes nasboot reads and
-//! writes to create bridges and VLANs, enslave ports and find its own
-//! links again. Attributes are type-length-value records, 4-byte aligned,
-//! in the host's byte order (netlink(7)); nested ones hold records.
+//! rtnetlink's messages (include/uapi/linux/rtnetlink.h, if_link.h,
+//! if_addr.h): `struct ifinfomsg` and the few `IFLA_*` attributes nasboot
+//! reads and writes to create bridges and VLANs, enslave ports and find
+//! its own links again; `struct ifaddrmsg` and `struct rtmsg` with the
+//! `IFA_*` and `RTA_*` attributes of its addresses and routes. Attributes
+//! are type-length-value records, 4-byte aligned, in the host's byte
+//! order (netlink(7)); nested ones hold records; addresses are in network
+//! order.
 //!
-//! The address and route messages go through netlink-packet-route
-//! (`seam::real::netlink`); its link message type is not used because its
-//! parser links the decoders of every link kind the kernel knows (some
-//! 150 KiB on mips) for the four attributes read here.
+//! netlink-packet-route's message types are not used: its parsers link
+//! the decoders of every attribute of every kind the kernel knows (some
+//! 150 KiB on mips for links, 38 KB for routes) for the few read here.
 
 /// Message types.
 pub(crate) const RTM_NEWLINK: u16 = 16;
@@ -33,6 +35,31 @@ pub(crate) const IFLA_INFO_DATA: u16 = 2;
 pub(crate) const IFLA_VLAN_ID: u16 = 1;
 /// IFLA_BR_STP_STATE inside a bridge's IFLA_INFO_DATA (u32).
 pub(crate) const IFLA_BR_STP_STATE: u16 = 5;
+/// sizeof(struct ifaddrmsg): family u8, prefixlen u8, flags u8, scope u8,
+/// index u32.
+pub(crate) const IFADDRMSG_LEN: usize = 8;
+/// sizeof(struct rtmsg): family, dst_len, src_len, tos, table, protocol,
+/// scope, type (u8 each), flags u32.
+pub(crate) const RTMSG_LEN: usize = 12;
+// IFA_* (if_addr.h).
+pub(crate) const IFA_ADDRESS: u16 = 1;
+pub(crate) const IFA_LOCAL: u16 = 2;
+pub(crate) const IFA_BROADCAST: u16 = 4;
+// RTA_* (rtnetlink.h).
+pub(crate) const RTA_DST: u16 = 1;
+pub(crate) const RTA_OIF: u16 = 4;
+pub(crate) const RTA_GATEWAY: u16 = 5;
+pub(crate) const RTA_PRIORITY: u16 = 6;
+pub(crate) const RTA_TABLE: u16 = 15;
+/// Address families (linux/socket.h).
+pub(crate) const AF_INET: u8 = 2;
+pub(crate) const AF_INET6: u8 = 10;
+/// rtmsg fields: the main table, static protocol, scopes, unicast type.
+pub(crate) const RT_TABLE_MAIN: u8 = 254;
+const RTPROT_STATIC: u8 = 4;
+pub(crate) const RT_SCOPE_UNIVERSE: u8 = 0;
+pub(crate) const RT_SCOPE_LINK: u8 = 253;
+pub(crate) const RTN_UNICAST: u8 = 1;
 /// The high bits of nla_type: nested and byte-order flags.
 const NLA_TYPE_MASK: u16 = 0x3fff;
 
@@ -52,6 +79,24 @@ pub(crate) fn ifinfomsg_index(payload: &[u8]) -> Option<u32> {
 /// The interface flags (IFF_*) of an ifinfomsg payload.
 pub(crate) fn ifinfomsg_flags(payload: &[u8]) -> Option<u32> {
     payload.get(8..12).map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes")))
+}
+
+/// A `struct ifaddrmsg`: no flags.
+pub(crate) fn ifaddrmsg(out: &mut Vec<u8>, family: u8, prefix: u8, scope: u8, index: u32) {
+    out.extend_from_slice(&[family, prefix, 0, scope]);
+    out.extend_from_slice(&index.to_ne_bytes());
+}
+
+/// The interface index of an ifaddrmsg payload.
+pub(crate) fn ifaddrmsg_index(payload: &[u8]) -> Option<u32> {
+    payload.get(4..8).map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes")))
+}
+
+/// A `struct rtmsg` of a static unicast route in the main table to a
+/// `prefix`-bit destination, no source prefix, TOS or flags.
+pub(crate) fn rtmsg(out: &mut Vec<u8>, family: u8, prefix: u8, scope: u8) {
+    out.extend_from_slice(&[family, prefix, 0, 0, RT_TABLE_MAIN, RTPROT_STATIC, scope, RTN_UNICAST]);
+    out.extend_from_slice(&[0; 4]);
 }
 
 /// IFF_UP (include/uapi/linux/if.h).
@@ -107,6 +152,23 @@ pub(crate) fn attrs(mut buf: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
         buf = &buf[align(len).min(buf.len())..];
         Some((kind, value))
     })
+}
+
+/// Each attribute record in `buf` to `each(type without flags, value)`.
+/// None when a record is malformed (shorter than its header, or its
+/// length below the header or past the buffer) or `each` says None: the
+/// caller drops the whole message.
+pub(crate) fn attrs_strict<'a>(mut buf: &'a [u8], mut each: impl FnMut(u16, &'a [u8]) -> Option<()>) -> Option<()> {
+    while !buf.is_empty() {
+        let len = usize::from(u16::from_ne_bytes([*buf.first()?, *buf.get(1)?]));
+        let kind = u16::from_ne_bytes([*buf.get(2)?, *buf.get(3)?]) & NLA_TYPE_MASK;
+        if len < NLA_HDRLEN || len > buf.len() {
+            return None;
+        }
+        each(kind, &buf[NLA_HDRLEN..len])?;
+        buf = &buf[align(len).min(buf.len())..];
+    }
+    Some(())
 }
 
 /// A NUL-terminated string value.

@@ -5,6 +5,7 @@ pub(crate) mod files;
 pub(crate) mod netif;
 pub(crate) mod netlink;
 pub(crate) mod runner;
+pub(crate) mod spawn;
 pub(crate) mod sysctl;
 pub(crate) mod watchdog;
 

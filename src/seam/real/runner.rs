@@ -1,4 +1,5 @@
-//! Running tools: `std::process::Command` with an argv, never a shell.
+//! Running tools: posix_spawn with an argv (`spawn`, as
+//! `std::process::Command` did it), never a shell.
 //!
 //! No threads and no polling with sleeps while the tool talks: our ends of
 //! its pipes are non-blocking and one poll(2) loop feeds its stdin while it
@@ -9,10 +10,10 @@
 //! a tool that closed them but keeps running is waited for with short,
 //! growing naps, still only up to the deadline.
 
+use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,7 @@ use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
+use super::spawn::{self, Child, Spawned};
 use crate::seam::{Cmd, Output, Runner};
 
 /// Bytes read from a pipe per read(2), into a buffer on the stack.
@@ -38,11 +40,11 @@ pub struct RealRunner;
 /// Our ends of the child's pipes, each `None` once closed (all of stdin
 /// written, or an output at end of file), and what came out of them.
 struct Pipes<'a> {
-    stdin: Option<ChildStdin>,
+    stdin: Option<File>,
     /// What is still to be written to stdin.
     input: &'a [u8],
-    stdout: Option<ChildStdout>,
-    stderr: Option<ChildStderr>,
+    stdout: Option<File>,
+    stderr: Option<File>,
     out: Vec<u8>,
     err: Vec<u8>,
 }
@@ -73,7 +75,7 @@ fn fill<R: Read>(pipe: &mut Option<R>, buf: &mut Vec<u8>) {
 /// Writes as much of `input` as the pipe takes now; closes stdin once all
 /// of it is written. A tool that exits early closes the pipe (EPIPE; main.rs
 /// ignores SIGPIPE): stdin is closed too, and its status says why.
-fn feed(pipe: &mut Option<ChildStdin>, input: &mut &[u8]) {
+fn feed(pipe: &mut Option<File>, input: &mut &[u8]) {
     let Some(w) = pipe else { return };
     while !input.is_empty() {
         match w.write(input) {
@@ -91,7 +93,11 @@ fn feed(pipe: &mut Option<ChildStdin>, input: &mut &[u8]) {
 /// whole millisecond so that poll does not return just before it.
 fn until(now: Instant, deadline: Option<Instant>) -> PollTimeout {
     let Some(d) = deadline else { return PollTimeout::NONE };
-    let ms = d.saturating_duration_since(now).as_micros().div_ceil(1000);
+    // Whole microseconds, then up to milliseconds, as `as_micros()` would
+    // give them but in 64 bits (saturating: poll waits at most MAX anyway).
+    let left = d.saturating_duration_since(now);
+    let micros = left.as_secs().saturating_mul(1_000_000).saturating_add(u64::from(left.subsec_micros()));
+    let ms = micros.div_ceil(1000);
     PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
 }
 
@@ -162,9 +168,10 @@ impl Pipes<'_> {
     }
 }
 
-/// The child's status once it exits, or None at the deadline. For after
-/// its outputs closed: it has normally exited already or is about to.
-fn reap(child: &mut Child, deadline: Option<Instant>) -> io::Result<Option<ExitStatus>> {
+/// The child's status once it exits (its exit code, None for a signal),
+/// or None at the deadline. For after its outputs closed: it has normally
+/// exited already or is about to.
+fn reap(child: &mut Child, deadline: Option<Instant>) -> io::Result<Option<Option<i32>>> {
     let mut nap = FIRST_NAP;
     loop {
         if let Some(st) = child.try_wait()? {
@@ -189,19 +196,14 @@ impl Runner for RealRunner {
         let program = self
             .which(cmd.program)
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{}: not found on PATH", cmd.program)))?;
-        let mut child = Command::new(program)
-            .args(cmd.args)
-            .stdin(if cmd.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", cmd.program)))?;
+        let Spawned { mut child, stdin, stdout, stderr } =
+            spawn::spawn(&program, cmd.args, cmd.stdin.is_some()).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", cmd.program)))?;
         let deadline = Instant::now().checked_add(cmd.timeout);
         let mut pipes = Pipes {
-            stdin: child.stdin.take(),
+            stdin,
             input: cmd.stdin.unwrap_or_default(),
-            stdout: child.stdout.take(),
-            stderr: child.stderr.take(),
+            stdout: Some(stdout),
+            stderr: Some(stderr),
             out: Vec::new(),
             err: Vec::new(),
         };
@@ -230,7 +232,7 @@ impl Runner for RealRunner {
                 return Err(io::Error::new(e.kind(), format!("{}: {e}", cmd.program)));
             }
         };
-        Ok(Output { code: status.and_then(|st| st.code()), timed_out: status.is_none(), stdout: pipes.out, stderr: pipes.err })
+        Ok(Output { code: status.flatten(), timed_out: status.is_none(), stdout: pipes.out, stderr: pipes.err })
     }
 
     fn which(&mut self, program: &str) -> Option<PathBuf> {
@@ -249,6 +251,17 @@ mod tests {
     /// Runs PROGRAM with ARGS through the real runner.
     fn run(program: &str, args: &[&str], stdin: Option<&[u8]>, timeout: Duration) -> io::Result<Output> {
         RealRunner.run(&Cmd { program, args, stdin, timeout })
+    }
+
+    #[test]
+    fn poll_timeout_is_whole_microseconds_rounded_up_to_milliseconds() {
+        let now = Instant::now();
+        for d in [0, 1, 999, 1000, 1001, 1_000_500, 2_500_999_999, 5_000_000_000_000] {
+            let d = Duration::from_nanos(d);
+            let want = PollTimeout::try_from(d.as_micros().div_ceil(1000)).unwrap_or(PollTimeout::MAX);
+            assert_eq!(until(now, Some(now + d)), want, "{d:?}");
+        }
+        assert_eq!(until(now, None), PollTimeout::NONE);
     }
 
     #[test]

@@ -6,7 +6,6 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 use nix::libc;
@@ -82,7 +81,7 @@ impl WatchdogDevice for RealWatchdog {
         if let Err(e) = set_cloexec(fd, false) {
             return e;
         }
-        let e = std::process::Command::new(program).args(args).env("WDTFD", fd.to_string()).exec();
+        let e = super::spawn::exec_with(program, args, "WDTFD", &fd.to_string());
         // Still here: exec failed; keep the descriptor private again.
         let _ = set_cloexec(fd, true);
         io::Error::new(e.kind(), format!("{program}: {e}"))
