@@ -311,11 +311,15 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
         v.visit_some(self)
     }
 
-    /// `Spanned` (`super::spanned::NAME`) asks for its value this way, and
-    /// finds the value's span where this leaves it.
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, v: V) -> Result<V::Value, Error> {
-        super::spanned::set_span(&self.0.span());
-        v.visit_newtype_struct(self)
+    /// `Spanned` (`super::spanned::NAME`) asks for its value this way and
+    /// is handed a sequence: the value's span (start, end), then the value.
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, v: V) -> Result<V::Value, Error> {
+        if name == super::spanned::NAME {
+            let span = self.0.span();
+            v.visit_seq(SpannedSeq { start: Some(span.start), end: Some(span.end), value: Some(self) })
+        } else {
+            v.visit_newtype_struct(self)
+        }
     }
 
     /// Unit variants only, written as strings: `role = "lan"`.
@@ -415,6 +419,24 @@ impl<'de> de::SeqAccess<'de> for SeqDe<'_> {
 
     fn size_hint(&self) -> Option<usize> {
         Some(self.items.len() - self.next)
+    }
+}
+
+/// What `Spanned` reads: its span's start and end, then the value.
+struct SpannedSeq<'a> {
+    start: Option<usize>,
+    end: Option<usize>,
+    value: Option<ValueDe<'a>>,
+}
+
+impl<'de> de::SeqAccess<'de> for SpannedSeq<'_> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
+        if let Some(n) = self.start.take().or_else(|| self.end.take()) {
+            return seed.deserialize(de::value::UsizeDeserializer::<Error>::new(n)).map(Some);
+        }
+        self.value.take().map(|v| seed.deserialize(v)).transpose()
     }
 }
 

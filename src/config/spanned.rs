@@ -5,30 +5,19 @@
 //! `toml::Spanned` reads its span and value as a map of three private
 //! keys, which put that map's visitor, with its key comparisons and
 //! errors, into the binary once per spanned type. Here the deserializer
-//! (`de::ValueDe::deserialize_newtype_struct`) leaves the value's span in
-//! `SPAN` and hands over the value itself; per type that is a read of the
-//! span and the value's own deserialization.
+//! (`de::ValueDe::deserialize_newtype_struct`) hands over a sequence of
+//! the span's start and end and then the value: per type that is two
+//! reads of a `usize`, shared by all, and the value's own deserialization.
 
-use std::cell::Cell;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
-use serde::de::{Deserialize, Deserializer, Visitor};
+use serde::de::{Deserialize, Deserializer, Error, SeqAccess, Visitor};
 
 /// The name `Spanned` asks `deserialize_newtype_struct` for.
 pub(super) const NAME: &str = "$nasboot::Spanned";
-
-thread_local! {
-    /// The span of the value `deserialize_newtype_struct` hands over next.
-    static SPAN: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
-}
-
-/// Called by the deserializer just before it hands a newtype's value over.
-pub(super) fn set_span(span: &Range<usize>) {
-    SPAN.with(|s| s.set((span.start, span.end)));
-}
 
 #[derive(Clone, Debug)]
 pub struct Spanned<T> {
@@ -105,10 +94,11 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a spanned value")
             }
-            fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Spanned<T>, D::Error> {
-                // Read before the value: a value may hold spans of its own.
-                let (start, end) = SPAN.with(Cell::get);
-                T::deserialize(d).map(|value| Spanned { span: start..end, value })
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Spanned<T>, A::Error> {
+                let start: usize = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
+                let end: usize = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
+                let value: T = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(2, &self))?;
+                Ok(Spanned { span: start..end, value })
             }
         }
         d.deserialize_newtype_struct(NAME, V(std::marker::PhantomData))
