@@ -165,9 +165,9 @@
 //! - The deserializer's error is boxed: every `Result` the derived visitors
 //!   pass around carries a pointer, not a message, a span and a key path;
 //!   the visitors shrank by half (56 KiB on mips).
-//! - Our own `config::Spanned` instead of `toml::Spanned`, read as a
-//!   newtype whose span the deserializer leaves in a thread-local, instead
-//!   of a three-key map visitor per spanned type (20 KiB).
+//! - Our own `config::Spanned` instead of `toml::Spanned`: the deserializer
+//!   hands it a sequence (span start, span end, value) instead of a
+//!   three-key map visitor per spanned type (20 KiB).
 //! - Programs started with `posix_spawnp`/`execvp` (`seam/real/spawn.rs`),
 //!   step for step as `std::process::Command` does it, without its
 //!   environment map and fork fallback (24 KiB).
