@@ -11,7 +11,9 @@
 
 BE_BOARD=${NASBOOT_BE_BOARD:-ppc}
 BE_HARNESS=$T_TOP/scripts/board
-# The nasboot build that ships for the board.
+# The nasboot build that ships for the board: the one table
+# (scripts/lib/board/boards.sh); "unknown" for a board of no be-suite.
+BE_TARGET=$("$BE_HARNESS" --board "$BE_BOARD" target 2>/dev/null) || BE_TARGET=unknown
 # BE_WD_IDENTITY: the hardware watchdog's WDIOC_GETSUPPORT identity;
 # BE_WD_FIRED: what the console says when it resets the board ('' when
 # QEMU just leaves, as with i6300esb); BE_WD_KCONFIG: its kernel option;
@@ -21,7 +23,6 @@ BE_HARNESS=$T_TOP/scripts/board
 # shellcheck disable=SC2034 # read by the suites
 case $BE_BOARD in
 ppc)
-	BE_TARGET=powerpc-unknown-linux-musl
 	BE_WD_IDENTITY='i6300ESB timer'
 	BE_WD_FIRED=''
 	BE_WD_KCONFIG=I6300ESB_WDT
@@ -31,7 +32,6 @@ ppc)
 	BE_NIC2_DRIVER=e1000
 	;;
 mips-be)
-	BE_TARGET=mips-unknown-linux-musl
 	BE_WD_IDENTITY='Software Watchdog'
 	BE_WD_FIRED='softdog: Initiating system reboot'
 	BE_WD_KCONFIG=SOFT_WATCHDOG
@@ -41,8 +41,6 @@ mips-be)
 	BE_NIC2_DRIVER=e1000
 	;;
 sparc64)
-	# Static glibc: musl has no SPARC port.
-	BE_TARGET=sparc64-unknown-linux-gnu
 	BE_WD_IDENTITY='i6300ESB timer'
 	# -watchdog-action poweroff: QEMU just leaves.
 	BE_WD_FIRED=''

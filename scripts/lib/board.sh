@@ -47,6 +47,9 @@ scripts/board [--board NAME] COMMAND [ARGS]
   run [OPTIONS]       build an initramfs and boot the board once
   modules NAME...     print the resolved insmod order (deps, softdeps) for NAMEs
   info                kernel version, cache paths, key module availability
+  target              print the board's nasboot build (a Rust target triple:
+                      BOARD_TARGET in scripts/lib/board/boards.sh, the one
+                      table the benchmarks and suites read)
   disk new IMG [MB]   create an ext2 image (default 16 MB)
   disk cat IMG PATH   print a file from an image (debugfs, no mount needed)
   disk ls IMG [DIR]   list a directory of an image
@@ -158,6 +161,7 @@ board_main() {
         run) board_run "$@" ;;
         modules) board_modules_cmd "$@" ;;
         info) board_info "$@" ;;
+        target) [ $# -eq 0 ] || board_usage_error "target takes no arguments"; printf '%s\n' "$BOARD_TARGET" ;;
         disk) board_disk_cmd "$@" ;;
         debs) board_debs_tree "$@" && printf '%s\n' "$board_debs_dir" ;;
         smoke) board_smoke "$@" ;;

@@ -32,7 +32,8 @@ BOARD_NAMES='mipsel ppc mips-be sparc64'
 #   BOARD_DIR      its directory under board/ (kernel.config)
 #   BOARD_CONSOLE  the kernel's console=
 #   BOARD_WATCHDOG the hardware watchdog's driver ("" = softdog module)
-#   BOARD_TARGET   the nasboot build the suites run on it
+#   BOARD_TARGET   the nasboot build the suites and benchmarks run on it
+#                  (`scripts/board --board NAME target` prints it)
 #   BOARD_FIRMWARE the firmware files QEMU loads, "path:package" each,
 #                  the path under BOARD_QEMU_DATA (/usr/share;
 #                  NASBOOT_QEMU_DATA replaces it, for the suite that checks
