@@ -79,7 +79,8 @@ run OPTIONS
                       Downloads need the network: run `debs PKG...` first
                       when the board itself boots inside a namespace
   --disk IMG          attach IMG as IDE disk (/dev/sda), created as ext2 if
-                      missing; mounted at /data (loads ata_piix, ext4)
+                      missing; mounted at /data (mipsel loads ata_piix, ext4;
+                      the built boards have their IDE driver and ext2 built in)
   --disk-size MB      size when creating (default 16)
   --no-mount          attach the disk but do not mount it
   --nic MODEL[:BACKEND]  add a NIC (repeatable, eth0, eth1... in order).
