@@ -264,9 +264,15 @@ board_run_root() {
 # mipsel's module, mips-be's built-in driver), g3beige the Heathrow MacIO
 # IDE (pata_macio), sun4u the CMD646 on pciA (pata_cmd64x); the built
 # boards' kernels have it and ext2 built in (board/*/kernel.config).
+# An image a reset left unclean is checked first, as a boot would
+# (board_disk_check).
 board_run_disk() {
     if [ -n "$disk" ]; then
-        [ -f "$disk" ] || board_disk_new "$disk" "$disk_size"
+        if [ -f "$disk" ]; then
+            board_disk_check "$disk"
+        else
+            board_disk_new "$disk" "$disk_size"
+        fi
         : >"$stage/root/etc/board/disk"
         [ "$disk_mount" = 0 ] || : >"$stage/root/etc/board/disk-mount"
         qemu_disk=(-drive "file=$disk,format=raw,if=ide,index=0,media=disk")
