@@ -2,7 +2,7 @@
 # scripts/board's big-endian boards (--board ppc, mips-be, sparc64) on bad input: each case
 # ends with a message naming the reason and the board, and a documented
 # exit status, never a hang. A kernel fragment that lacks what nasboot's
-# suites need (nf_tables, the watchdog driver, ext2 for --disk) fails at
+# suites need (nf_tables, the watchdog driver, ext4 for --disk) fails at
 # the config step, before anything is compiled; a failing build step (a
 # Debian version that does not exist) names the step; missing QEMU firmware is named with
 # its package; a board that does not reach /init within --boot-timeout is
@@ -38,13 +38,13 @@ forget_build() {
 }
 
 # A fragment on top of the board's that switches off nf_tables, the
-# board's watchdog driver and ext2 (its lines win).
-printf '# CONFIG_NF_TABLES is not set\n# CONFIG_%s is not set\n# CONFIG_EXT2_FS is not set\n' "$BE_WD_KCONFIG" >"$work/no-wd.config"
+# board's watchdog driver and ext4 (--disk's ext2; its lines win).
+printf '# CONFIG_NF_TABLES is not set\n# CONFIG_%s is not set\n# CONFIG_EXT4_FS is not set\n' "$BE_WD_KCONFIG" >"$work/no-wd.config"
 run kconfig env NASBOOT_BOARD_KCONFIG="$work/no-wd.config" "$BE_HARNESS" --board "$BE_BOARD" fetch
 t_eq "kernel without nf_tables: exit 1" 1 "$rc"
 t_has "kernel without nf_tables: named, with the need" "lacks CONFIG_NF_TABLES=y (needed for nasboot's firewall (nft))" "$out"
 t_has "kernel without the watchdog driver: named" "lacks CONFIG_$BE_WD_KCONFIG=y (needed for the board's" "$out"
-t_has "kernel without ext2: named, with the need" "lacks CONFIG_EXT2_FS=y (needed for --disk (scripts/board disk new makes ext2))" "$out"
+t_has "kernel without ext4: named, with the need" "lacks CONFIG_EXT4_FS=y (needed for --disk (scripts/board disk new makes ext2))" "$out"
 t_has "the message names --board" "--board $BE_BOARD" "$out"
 t_has "nothing was compiled" "nothing built" "$out"
 name=kconfig forget_build
