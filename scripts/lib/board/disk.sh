@@ -27,7 +27,14 @@ board_disk_check() {
     out=$(e2fsck -y "$img" 2>&1) || rc=$?
     case $rc in
         0) ;;
-        1 | 2) board_say "disk $img: e2fsck -y repaired it (not cleanly unmounted): $(printf '%s' "$out" | grep -v -e '^e2fsck [0-9]' -e '^$' | tr '\n' ' ')" ;;
+        1 | 2)
+            # 1 also when the check only cleared the not-clean state.
+            if grep -q 'FILE SYSTEM WAS MODIFIED' <<<"$out"; then
+                board_say "disk $img: e2fsck -y repaired it (not cleanly unmounted): $(grep -v -e '^e2fsck [0-9]' -e '^$' -e '^Pass [0-9]' <<<"$out" | tr '\n' ' ')"
+            else
+                board_say "disk $img: not cleanly unmounted; e2fsck -y found nothing to repair"
+            fi
+            ;;
         *)
             printf '%s\n' "$out" | sed 's/^/  e2fsck: /' >&2
             board_die "disk $img: e2fsck -y cannot repair it (status $rc)"
