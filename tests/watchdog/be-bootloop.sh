@@ -48,10 +48,19 @@ history() {
 	be_board disk cat "$img" /resets | grep -v '^#' | awk '{ print $3, $4 }'
 }
 
+# repairs LOG: the harness checks the image before each boot (e2fsck -y);
+# what it had to repair is noted (the fs driver's doing, not nasboot's).
+repairs() {
+	if grep -q 'e2fsck -y repaired' "$1.harness"; then
+		echo "NOTE ${1##*/}: $(grep -m1 'e2fsck -y repaired' "$1.harness")"
+	fi
+}
+
 # Boots 1 and 2: hung, reset by the board's watchdog; normal profile.
 for boot in 1 2; do
 	log=$work/boot$boot.log
 	be_boot "$log" 90 --profile "$work/p.toml" --script "$work/guest.sh" --disk "$img"
+	repairs "$log"
 	be_has "boot $boot: the disk is mounted on /data" 'board: disk mounted at /data' "$log"
 	be_has "boot $boot: nasboot pets the board's watchdog" 'petting every 2500 ms' "$log"
 	be_has "boot $boot: hung (SIGSTOP)" 'guest: SIGSTOP' "$log"
@@ -71,6 +80,7 @@ printf 'x\n' >"$work/stop-next"
 be_board disk put "$img" "$work/stop-next" /stop-next >/dev/null
 log=$work/boot3.log
 be_boot "$log" 90 --profile "$work/p.toml" --script "$work/guest.sh" --disk "$img"
+repairs "$log"
 be_has "boot 3: the disk is mounted on /data" 'board: disk mounted at /data' "$log"
 t_eq "boot 3: powered off (no reset)" 0 "$be_rc"
 be_has "boot 3: comes up in the safe profile" 'boot loop: 2 resets in a row within 600 s; coming up in the safe profile' "$log"
@@ -85,6 +95,7 @@ t_eq "history: ends recorded unclean, unclean, clean" "unclean unclean clean" "$
 be_board disk put "$img" "$work/stop-next" /stop-next >/dev/null
 log=$work/boot4.log
 be_boot "$log" 90 --profile "$work/p.toml" --script "$work/guest.sh" --disk "$img"
+repairs "$log"
 be_has "boot 4: the disk is mounted on /data" 'board: disk mounted at /data' "$log"
 t_eq "boot 4: powered off" 0 "$be_rc"
 be_lacks "boot 4: back to the normal profile" 'boot loop:' "$log"

@@ -263,7 +263,7 @@ board_run_root() {
 # controller that if=ide,index=0 lands on: malta the PIIX4 (ata_piix:
 # mipsel's module, mips-be's built-in driver), g3beige the Heathrow MacIO
 # IDE (pata_macio), sun4u the CMD646 on pciA (pata_cmd64x); the built
-# boards' kernels have it and ext2 built in (board/*/kernel.config).
+# boards' kernels have it and ext4 built in (board/*/kernel.config).
 # An image a reset left unclean is checked first, as a boot would
 # (board_disk_check).
 board_run_disk() {
