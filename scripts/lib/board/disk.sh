@@ -16,11 +16,12 @@ board_disk_new() {
 # unmounted. A reset leaves ext2 (no journal) as far as the kernel had
 # written it: nasboot's atomic replace fsyncs the new file and the
 # directory, but the inode and block bitmaps and the link count of the
-# .bak hard link can be older. Seen on --board ppc (the kernel's ext2
-# driver): with no check, the next boot's allocation took an inode in use
-# ("ext2_new_inode: inode number already in use", the reset history's
-# write failing with EIO), and debugfs's `put` overwrote the history's
-# inode; e2fsck -p stops at the "Unattached inode" the .bak link leaves.
+# .bak hard link can be older. Seen on --board ppc with the ext2 and the
+# ext4 driver alike; with the ext2 driver and no check, the next boot's
+# allocation took an inode in use ("ext2_new_inode: inode number already
+# in use", the reset history's write failing with EIO), and debugfs's
+# `put` overwrote the history's inode. e2fsck -p stops at the "Unattached
+# inode" the .bak link leaves.
 # Says what it repaired; what e2fsck cannot repair is an error.
 board_disk_check() {
     local img=$1 out rc=0
