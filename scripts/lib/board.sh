@@ -53,7 +53,7 @@ scripts/board [--board NAME] COMMAND [ARGS]
   disk new IMG [MB]   create an ext2 image (default 16 MB)
   disk cat IMG PATH   print a file from an image (debugfs, no mount needed)
   disk ls IMG [DIR]   list a directory of an image
-  disk put IMG SRC DEST  copy a host file into an image
+  disk put IMG SRC DEST  copy a host file into an image (e2fsck -y first)
   debs PKG...         unpack PKG:mipsel + its lib* dependencies (cached) and
                       print the tree (what run --deb puts into the initramfs)
   smoke               self-test: poweroff, softdog reset, magic close, disk
@@ -82,7 +82,10 @@ run OPTIONS
                       Downloads need the network: run `debs PKG...` first
                       when the board itself boots inside a namespace
   --disk IMG          attach IMG as IDE disk (/dev/sda), created as ext2 if
-                      missing; mounted at /data (loads ata_piix, ext4)
+                      missing, else checked first (e2fsck -y: a reset leaves
+                      it unclean); mounted at /data (mipsel loads ata_piix,
+                      ext4; the built boards have their IDE driver and ext4
+                      built in)
   --disk-size MB      size when creating (default 16)
   --no-mount          attach the disk but do not mount it
   --nic MODEL[:BACKEND]  add a NIC (repeatable, eth0, eth1... in order).

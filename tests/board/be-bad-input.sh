@@ -2,9 +2,9 @@
 # scripts/board's big-endian boards (--board ppc, mips-be, sparc64) on bad input: each case
 # ends with a message naming the reason and the board, and a documented
 # exit status, never a hang. A kernel fragment that lacks what nasboot's
-# suites need (nf_tables, the watchdog driver) fails at the config step,
-# before anything is compiled; a failing build step (a Debian version
-# that does not exist) names the step; missing QEMU firmware is named with
+# suites need (nf_tables, the watchdog driver, ext4 for --disk) fails at
+# the config step, before anything is compiled; a failing build step (a
+# Debian version that does not exist) names the step; missing QEMU firmware is named with
 # its package; a board that does not reach /init within --boot-timeout is
 # stopped (exit 7) with its console log kept; options the board cannot
 # have are usage errors. Needs the board's cache (the first run builds
@@ -37,13 +37,14 @@ forget_build() {
 	case $d in */nasboot/*.build) rm -rf "$d" ;; esac
 }
 
-# A fragment on top of the board's that switches off nf_tables and the
-# i6300esb driver (its lines win).
-printf '# CONFIG_NF_TABLES is not set\n# CONFIG_%s is not set\n' "$BE_WD_KCONFIG" >"$work/no-wd.config"
+# A fragment on top of the board's that switches off nf_tables, the
+# board's watchdog driver and ext4 (--disk's ext2; its lines win).
+printf '# CONFIG_NF_TABLES is not set\n# CONFIG_%s is not set\n# CONFIG_EXT4_FS is not set\n' "$BE_WD_KCONFIG" >"$work/no-wd.config"
 run kconfig env NASBOOT_BOARD_KCONFIG="$work/no-wd.config" "$BE_HARNESS" --board "$BE_BOARD" fetch
 t_eq "kernel without nf_tables: exit 1" 1 "$rc"
 t_has "kernel without nf_tables: named, with the need" "lacks CONFIG_NF_TABLES=y (needed for nasboot's firewall (nft))" "$out"
 t_has "kernel without the watchdog driver: named" "lacks CONFIG_$BE_WD_KCONFIG=y (needed for the board's" "$out"
+t_has "kernel without ext4: named, with the need" "lacks CONFIG_EXT4_FS=y (needed for --disk (scripts/board disk new makes ext2))" "$out"
 t_has "the message names --board" "--board $BE_BOARD" "$out"
 t_has "nothing was compiled" "nothing built" "$out"
 name=kconfig forget_build

@@ -30,6 +30,7 @@ echo "board: modules loaded uptime=$(cut -d' ' -f1 /proc/uptime)"
 if [ -f /etc/board/disk ]; then
     i=0
     while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -b /dev/sda ] || echo "board: disk: no /dev/sda after 10 s (no driver for the IDE controller?)"
     if [ -f /etc/board/disk-mount ]; then
         if mount -t ext2 /dev/sda /data; then
             echo "board: disk mounted at /data"
