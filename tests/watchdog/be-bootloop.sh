@@ -19,27 +19,8 @@ be_setup bootloop
 be_wd_profile "$work/p.toml"
 printf 'boot_loop_resets = 2\nboot_loop_window = 600\n' >>"$work/p.toml"
 
-# Each boot: the state dir on the disk, then nasboot; /data/stop-next says
-# how the boot ends (there: SIGTERM, magic close, poweroff; else SIGSTOP
-# and the board's watchdog resets it).
-cat >"$work/guest.sh" <<'GUEST'
-mkdir -p /var/lib
-ln -s /data /var/lib/nasboot
-nasboot -v watchdog &
-pid=$!
-sleep 3
-if [ -f /data/stop-next ]; then
-	kill -TERM "$pid"
-	wait "$pid"
-	echo "guest: nasboot-exit=$?"
-	rm /data/stop-next
-	exit 0
-fi
-echo "guest: SIGSTOP"
-kill -STOP "$pid"
-sleep 30
-echo "guest: still alive 30 s after SIGSTOP"
-GUEST
+# Each boot: tests/board/bootloop.sh (hung, or a clean stop when
+# /data/stop-next is there).
 img=$work/state.img
 be_board disk new "$img" 16 >/dev/null
 
@@ -59,7 +40,7 @@ repairs() {
 # Boots 1 and 2: hung, reset by the board's watchdog; normal profile.
 for boot in 1 2; do
 	log=$work/boot$boot.log
-	be_boot "$log" 90 --profile "$work/p.toml" --script "$work/guest.sh" --disk "$img"
+	be_boot "$log" 90 --profile "$work/p.toml" --script "$here/../board/bootloop.sh" --disk "$img"
 	repairs "$log"
 	be_has "boot $boot: the disk is mounted on /data" 'board: disk mounted at /data' "$log"
 	be_has "boot $boot: nasboot pets the board's watchdog" 'petting every 2500 ms' "$log"
@@ -79,7 +60,7 @@ done
 printf 'x\n' >"$work/stop-next"
 be_board disk put "$img" "$work/stop-next" /stop-next >/dev/null
 log=$work/boot3.log
-be_boot "$log" 90 --profile "$work/p.toml" --script "$work/guest.sh" --disk "$img"
+be_boot "$log" 90 --profile "$work/p.toml" --script "$here/../board/bootloop.sh" --disk "$img"
 repairs "$log"
 be_has "boot 3: the disk is mounted on /data" 'board: disk mounted at /data' "$log"
 t_eq "boot 3: powered off (no reset)" 0 "$be_rc"
@@ -94,7 +75,7 @@ t_eq "history: ends recorded unclean, unclean, clean" "unclean unclean clean" "$
 # Boot 4: the clean stop ended the streak.
 be_board disk put "$img" "$work/stop-next" /stop-next >/dev/null
 log=$work/boot4.log
-be_boot "$log" 90 --profile "$work/p.toml" --script "$work/guest.sh" --disk "$img"
+be_boot "$log" 90 --profile "$work/p.toml" --script "$here/../board/bootloop.sh" --disk "$img"
 repairs "$log"
 be_has "boot 4: the disk is mounted on /data" 'board: disk mounted at /data' "$log"
 t_eq "boot 4: powered off" 0 "$be_rc"

@@ -13,31 +13,14 @@ wd_setup bootloop
 
 wd_profile "$work/p.toml" 'boot_loop_resets = 2
 boot_loop_window = 600'
-# Each boot: the state dir on the disk, then nasboot; MODE says how the
-# boot ends (hang: SIGSTOP, the watchdog resets; stop: SIGTERM, poweroff).
-cat >"$work/guest.sh" <<'GUEST'
-mkdir -p /var/lib
-ln -s /data /var/lib/nasboot
-nasboot -v watchdog &
-pid=$!
-sleep 3
-if [ -f /data/stop-next ]; then
-	kill -TERM "$pid"
-	wait "$pid"
-	echo "guest: nasboot-exit=$?"
-	rm /data/stop-next
-	exit 0
-fi
-kill -STOP "$pid"
-sleep 30
-echo "guest: still alive after SIGSTOP"
-GUEST
+# Each boot: tests/board/bootloop.sh (hung, or a clean stop when
+# /data/stop-next is there).
 img=$work/state.img
 "$WD_BOARD" disk new "$img" 16 >/dev/null
 
 for boot in 1 2; do
 	log=$work/boot$boot.log
-	wd_boot "$log" --profile "$work/p.toml" --script "$work/guest.sh" --disk "$img"
+	wd_boot "$log" --profile "$work/p.toml" --script "$here/../board/bootloop.sh" --disk "$img"
 	t_eq "bootloop: boot $boot hung and was reset" 4 "$wd_rc"
 	wd_log_lacks "bootloop: boot $boot uses the normal profile" 'boot loop:' "$log"
 	[ "$T_FAIL" -eq 0 ] || wd_keep "$log"
@@ -47,7 +30,7 @@ done
 printf 'x\n' >"$work/stop-next"
 "$WD_BOARD" disk put "$img" "$work/stop-next" /stop-next >/dev/null
 log=$work/boot3.log
-wd_boot "$log" --profile "$work/p.toml" --script "$work/guest.sh" --disk "$img"
+wd_boot "$log" --profile "$work/p.toml" --script "$here/../board/bootloop.sh" --disk "$img"
 t_eq "bootloop: boot 3 powered off" 0 "$wd_rc"
 wd_log_has "bootloop: boot 3 comes up in the safe profile" 'boot loop: 2 resets in a row within 600 s; coming up in the safe profile' "$log"
 wd_log_has "bootloop: the watchdog is still on in the safe profile" 'petting every 2500 ms' "$log"
@@ -62,7 +45,7 @@ t_eq "bootloop: ends recorded: unclean, unclean, clean" "unclean unclean clean" 
 printf 'x\n' >"$work/stop-next"
 "$WD_BOARD" disk put "$img" "$work/stop-next" /stop-next >/dev/null
 log=$work/boot4.log
-wd_boot "$log" --profile "$work/p.toml" --script "$work/guest.sh" --disk "$img"
+wd_boot "$log" --profile "$work/p.toml" --script "$here/../board/bootloop.sh" --disk "$img"
 t_eq "bootloop: boot 4 powered off" 0 "$wd_rc"
 wd_log_lacks "bootloop: boot 4 is back to the normal profile" 'boot loop:' "$log"
 [ "$T_FAIL" -eq 0 ] || wd_keep "$log"
