@@ -168,7 +168,7 @@
 //! - Our own `config::Spanned` instead of `toml::Spanned`: the deserializer
 //!   hands it a sequence (span start, span end, value) instead of a
 //!   three-key map visitor per spanned type (20 KiB).
-//! - Programs started with `posix_spawnp`/`execvp` (`seam/real/spawn.rs`),
+//! - Programs started with `posix_spawnp`/`execvpe` (`seam/real/spawn.rs`),
 //!   step for step as `std::process::Command` does it, without its
 //!   environment map and fork fallback (24 KiB).
 //! - No 128-bit arithmetic (`Duration::as_micros`/`as_nanos`): its division

@@ -1,6 +1,6 @@
 //! Starting programs without `std::process::Command`: what it did for the
 //! runner (`posix_spawnp` with pipes) and for the watchdog hand-over
-//! (`execvp` with one variable added to the environment), step for step as
+//! (`execvpe` with one variable added to the environment), step for step as
 //! the pinned std does it, with none of its general machinery (its
 //! environment map, fork/exec fallback and pidfd support were some 20 KB
 //! on a board). Never a shell.
@@ -244,19 +244,14 @@ pub(crate) fn exec_with(program: &str, args: &[&str], key: &str, value: &str) ->
         Ok(e) => e,
         Err(e) => return e,
     };
-    // SAFETY: signal() with SIG_DFL; environ points at `envp`, a
-    // NULL-terminated array that outlives the exec attempt, and is put
-    // back before anything else reads it; argv as in `spawn_with`.
+    // SAFETY: signal() with SIG_DFL; argv and envp are NULL-terminated
+    // arrays of pointers into strings that outlive the exec attempt.
     unsafe {
         if libc::signal(libc::SIGPIPE, libc::SIG_DFL) == libc::SIG_ERR {
             return io::Error::last_os_error();
         }
-        let saved = environ;
-        environ = envp.ptrs.as_ptr();
-        libc::execvp(argv.ptrs[0], argv.ptrs.as_ptr());
-        let e = io::Error::last_os_error();
-        environ = saved;
-        e
+        libc::execvpe(argv.ptrs[0], argv.ptrs.as_ptr(), envp.ptrs.as_ptr());
+        io::Error::last_os_error()
     }
 }
 
