@@ -80,6 +80,11 @@ check "is-active exits 3 when stopped" [ $? -eq 3 ]
 check "systemd-udevd runs" [ "$(systemctl is-active systemd-udevd.service)" = active ]
 modprobe dummy
 ip link add nbwan type dummy
+# The rule's own applies for dummy0 and nbwan read the profile as it is
+# now; let them finish first, or one that started before the profile
+# below was written can end after this suite's apply and replace its
+# rule set (seen once in CI: the input hook instead of the ingress ones).
+check "udev settles after the links were added" udevadm settle --timeout=30
 links=$(cd /sys/class/net && echo *)
 {
 	printf '[board]\nname = "qemu-malta"\n[firewall]\nprofile = "stateless"\n'
