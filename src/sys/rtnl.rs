@@ -140,33 +140,35 @@ pub(crate) fn end_nest(out: &mut [u8], at: usize) {
 /// first malformed record.
 pub(crate) fn attrs(mut buf: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
     std::iter::from_fn(move || {
-        if buf.len() < NLA_HDRLEN {
-            return None;
-        }
-        let len = u16::from_ne_bytes([buf[0], buf[1]]) as usize;
-        let kind = u16::from_ne_bytes([buf[2], buf[3]]) & NLA_TYPE_MASK;
-        if len < NLA_HDRLEN || len > buf.len() {
-            return None;
-        }
-        let value = &buf[NLA_HDRLEN..len];
-        buf = &buf[align(len).min(buf.len())..];
+        let (kind, value, rest) = split_attr(buf)?;
+        buf = rest;
         Some((kind, value))
     })
 }
 
+/// The first attribute record of `buf`: its type without flags, its
+/// value and what follows it; None when the record is malformed (shorter
+/// than its header, or its length below the header or past the buffer).
+fn split_attr(buf: &[u8]) -> Option<(u16, &[u8], &[u8])> {
+    if buf.len() < NLA_HDRLEN {
+        return None;
+    }
+    let len = usize::from(u16::from_ne_bytes([buf[0], buf[1]]));
+    let kind = u16::from_ne_bytes([buf[2], buf[3]]) & NLA_TYPE_MASK;
+    if len < NLA_HDRLEN || len > buf.len() {
+        return None;
+    }
+    Some((kind, &buf[NLA_HDRLEN..len], &buf[align(len).min(buf.len())..]))
+}
+
 /// Each attribute record in `buf` to `each(type without flags, value)`.
-/// None when a record is malformed (shorter than its header, or its
-/// length below the header or past the buffer) or `each` says None: the
-/// caller drops the whole message.
+/// None when a record is malformed (`split_attr`) or `each` says None:
+/// the caller drops the whole message.
 pub(crate) fn attrs_strict<'a>(mut buf: &'a [u8], mut each: impl FnMut(u16, &'a [u8]) -> Option<()>) -> Option<()> {
     while !buf.is_empty() {
-        let len = usize::from(u16::from_ne_bytes([*buf.first()?, *buf.get(1)?]));
-        let kind = u16::from_ne_bytes([*buf.get(2)?, *buf.get(3)?]) & NLA_TYPE_MASK;
-        if len < NLA_HDRLEN || len > buf.len() {
-            return None;
-        }
-        each(kind, &buf[NLA_HDRLEN..len])?;
-        buf = &buf[align(len).min(buf.len())..];
+        let (kind, value, rest) = split_attr(buf)?;
+        each(kind, value)?;
+        buf = rest;
     }
     Some(())
 }
