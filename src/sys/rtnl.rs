@@ -73,12 +73,12 @@ pub(crate) fn ifinfomsg(out: &mut Vec<u8>, index: u32) {
 
 /// The interface index of an ifinfomsg payload.
 pub(crate) fn ifinfomsg_index(payload: &[u8]) -> Option<u32> {
-    payload.get(4..8).map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes")))
+    payload.get(4..8).and_then(u32_value)
 }
 
 /// The interface flags (IFF_*) of an ifinfomsg payload.
 pub(crate) fn ifinfomsg_flags(payload: &[u8]) -> Option<u32> {
-    payload.get(8..12).map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes")))
+    payload.get(8..12).and_then(u32_value)
 }
 
 /// A `struct ifaddrmsg`: no flags.
@@ -89,7 +89,7 @@ pub(crate) fn ifaddrmsg(out: &mut Vec<u8>, family: u8, prefix: u8, scope: u8, in
 
 /// The interface index of an ifaddrmsg payload.
 pub(crate) fn ifaddrmsg_index(payload: &[u8]) -> Option<u32> {
-    payload.get(4..8).map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes")))
+    payload.get(4..8).and_then(u32_value)
 }
 
 /// A `struct rtmsg` of a static unicast route in the main table to a
