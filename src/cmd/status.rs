@@ -58,7 +58,7 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     // its load is not a pending change: status says whether nasboot's
     // rules are loaded instead.
     let backend = crate::firewall::backend_for(p, &now.firewall);
-    let loaded = match crate::firewall::ours_loaded(backend, seams) {
+    let loaded = match crate::firewall::ours_loaded(backend, now.firewall.iptables_tables(), seams) {
         Some(true) => "loaded",
         Some(false) => "not loaded",
         None => "unknown (the tool did not answer)",

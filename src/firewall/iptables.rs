@@ -46,11 +46,13 @@ pub(crate) enum Family {
     V6,
 }
 
-/// Tables that are loaded on the board although this rule set may not
-/// need them (`/proc/net/ip_tables_names`, `ip6_tables_names`): an
-/// earlier rule set may have left notrack or masquerade rules in them.
+/// Tables that are loaded on the board (`/proc/net/ip_tables_names`,
+/// `ip6_tables_names`): an earlier rule set may have left notrack or
+/// masquerade rules in raw and nat although this one does not need them,
+/// and with no filter table no chain of nasboot's can be loaded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Leftovers {
+    pub filter: bool,
     pub raw: bool,
     pub nat: bool,
 }
@@ -58,7 +60,8 @@ pub(crate) struct Leftovers {
 impl Leftovers {
     /// From the text of `/proc/net/ip_tables_names`.
     pub(crate) fn from_names(text: &str) -> Leftovers {
-        Leftovers { raw: text.lines().any(|l| l.trim() == "raw"), nat: text.lines().any(|l| l.trim() == "nat") }
+        let has = |name: &str| text.lines().any(|l| l.trim() == name);
+        Leftovers { filter: has("filter"), raw: has("raw"), nat: has("nat") }
     }
 }
 

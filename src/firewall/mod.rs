@@ -244,6 +244,11 @@ pub(crate) struct Observed {
     /// iptables tables already loaded (for cleaning up raw and nat).
     pub left4: Leftovers,
     pub left6: Leftovers,
+    /// Whether `left4` and `left6` list every iptables table there is:
+    /// legacy iptables' tables are all in the running kernel's
+    /// `ip_tables_names`; iptables-nft's are in nf_tables, known only when
+    /// `nft list tables` answered (nft may be absent).
+    pub tables_complete: bool,
     /// With `profile = "off"`: whether any of nasboot's rules are loaded
     /// (None: could not tell, so the "off" rule set is loaded to be sure).
     pub ours_loaded: Option<bool>,
@@ -262,13 +267,20 @@ pub(crate) struct Observed {
 
 /// Whether nasboot's tables (nftables) or chains (iptables) are loaded.
 /// Asked only for `profile = "off"`, so that an "off" board settles:
-/// re-applying then runs no tool at all.
-pub(crate) fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<bool> {
+/// re-applying then runs no tool at all. With legacy iptables, `tables`
+/// (IPv4, IPv6) is what the kernel lists: a family with no filter table
+/// has no chain of nasboot's, and its `*-save` does not run (each is a
+/// process on a slow board, and it would create the empty table it asks
+/// about, whose hooks then cost every packet).
+pub(crate) fn ours_loaded(backend: Backend, tables: Option<[Leftovers; 2]>, seams: &mut Seams<'_>) -> Option<bool> {
     let probes: &[(&str, &[&str], &[&str])] = match backend {
         Backend::Nftables => &[("nft", &["list", "tables"], &["table inet nasboot", "table ip nasboot_nat"])],
         Backend::Iptables => &[("iptables-save", &["-t", "filter"], &[":nasboot-"]), ("ip6tables-save", &["-t", "filter"], &[":nasboot-"])],
     };
-    for (program, args, markers) in probes {
+    for (i, (program, args, markers)) in probes.iter().enumerate() {
+        if backend == Backend::Iptables && tables.is_some_and(|t| !t[i].filter) {
+            continue;
+        }
         let cmd = Cmd { program, args, stdin: None, timeout: Duration::from_secs(30) };
         let out = seams.runner.run(&cmd).ok().filter(|o| o.success())?;
         let text = String::from_utf8_lossy(&out.stdout);
@@ -279,14 +291,34 @@ pub(crate) fn ours_loaded(backend: Backend, seams: &mut Seams<'_>) -> Option<boo
     Some(false)
 }
 
+/// Whether the iptables on PATH is the legacy variant: its `iptables-save`
+/// resolves to a binary without "nft" in its name (`xtables-legacy-multi`,
+/// `iptables-legacy-save`, or the `xtables-multi` of iptables before 1.8,
+/// which had no other), not to `xtables-nft-multi`.
+fn iptables_legacy(seams: &mut Seams<'_>) -> bool {
+    let target = seams.runner.resolve("iptables-save");
+    target.as_deref().and_then(std::path::Path::file_name).is_some_and(|n| !n.to_string_lossy().contains("nft"))
+}
+
+impl Observed {
+    /// The iptables tables, when they are all known (see `tables_complete`).
+    pub(crate) fn iptables_tables(&self) -> Option<[Leftovers; 2]> {
+        self.tables_complete.then_some([self.left4, self.left6])
+    }
+}
+
 pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let release = seams.sysctl.get("kernel.osrelease").ok();
     let kernel = release.as_deref().and_then(backend::kernel_version);
-    let mut names = |path: &str| {
-        seams.files.read(std::path::Path::new(path)).map(|b| Leftovers::from_names(&String::from_utf8_lossy(&b))).unwrap_or_default()
+    // Absent: ip_tables is not loaded, so it has no tables. Unreadable
+    // (not root), or relocated under `--root` (not the running kernel's):
+    // not known.
+    let relocated = seams.files.relocated();
+    let mut names = |path: &str| match seams.files.read(std::path::Path::new(path)) {
+        Ok(b) => (Leftovers::from_names(&String::from_utf8_lossy(&b)), !relocated),
+        Err(e) => (Leftovers::default(), e.kind() == std::io::ErrorKind::NotFound && !relocated),
     };
-    let mut left4 = names(paths::IP_TABLES_NAMES);
-    let mut left6 = names(paths::IP6_TABLES_NAMES);
+    let ((mut left4, known4), (mut left6, known6)) = (names(paths::IP_TABLES_NAMES), names(paths::IP6_TABLES_NAMES));
     let offer = backend::Offer {
         kernel,
         nft: seams.runner.which("nft").is_some(),
@@ -294,23 +326,29 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     };
     let fw = &p.firewall;
     let backend = backend::choose(fw.backend, offer);
-    if offer.nft && backend == Backend::Iptables {
-        // iptables-nft keeps its tables in nf_tables, not in ip_tables_names.
+    let mut tables_complete = backend == Backend::Iptables && known4 && known6 && iptables_legacy(seams);
+    if offer.nft && backend == Backend::Iptables && !tables_complete {
+        // iptables-nft keeps its tables in nf_tables, not in ip_tables_names:
+        // with both lists read, every table is known.
         let cmd = Cmd { program: "nft", args: &["list", "tables"], stdin: None, timeout: Duration::from_secs(30) };
         if let Ok(out) = seams.runner.run(&cmd) {
             let text = String::from_utf8_lossy(&out.stdout);
             for line in text.lines() {
                 match line.trim() {
+                    "table ip filter" => left4.filter = true,
                     "table ip raw" => left4.raw = true,
                     "table ip nat" => left4.nat = true,
+                    "table ip6 filter" => left6.filter = true,
                     "table ip6 raw" => left6.raw = true,
                     "table ip6 nat" => left6.nat = true,
                     _ => {}
                 }
             }
+            tables_complete = out.success() && known4 && known6;
         }
     }
-    let ours_loaded = if fw.profile == FwProfile::Off { ours_loaded(backend, seams) } else { None };
+    let tables = tables_complete.then_some([left4, left6]);
+    let ours_loaded = if fw.profile == FwProfile::Off { ours_loaded(backend, tables, seams) } else { None };
     let links = (fw.hook == Hook::Auto && fw.ingress_fits() && backend == Backend::Nftables && offer.kernel >= Some(backend::INET_INGRESS))
         .then(|| links(seams))
         .flatten();
@@ -325,7 +363,7 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         nat = modules.has(seams, "nf_nat");
     }
     let forwarding = if router { crate::sysctl::observe(&forwarding_wanted(ipv6), seams) } else { crate::sysctl::Observed::default() };
-    Observed { offer, ipv6, left4, left6, ours_loaded, links, flowtable, nat, forwarding }
+    Observed { offer, ipv6, left4, left6, tables_complete, ours_loaded, links, flowtable, nat, forwarding }
 }
 
 /// The sysctls that make a router: IPv4 forwarding, and IPv6 when the

@@ -210,12 +210,12 @@ fn multiport_takes_at_most_15_ports_a_rule() {
 #[test]
 fn iptables_cleans_raw_and_nat_left_by_an_earlier_rule_set() {
     let m = model::from_profile(&profile(""));
-    let now = Observed { ipv6: true, left4: iptables::Leftovers { raw: true, nat: true }, ..Observed::default() };
+    let now = Observed { ipv6: true, left4: iptables::Leftovers { filter: true, raw: true, nat: true }, ..Observed::default() };
     let rs = render(&m, Backend::Iptables, &now);
     assert!(rs.v4().contains("*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-F PREROUTING\n-F OUTPUT\nCOMMIT\n"));
     assert!(rs.v4().contains("*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n-F PREROUTING\n-F POSTROUTING\nCOMMIT\n"));
     assert!(!rs.v6().contains("*raw"));
-    assert_eq!(iptables::Leftovers::from_names("filter\nraw\n"), iptables::Leftovers { raw: true, nat: false });
+    assert_eq!(iptables::Leftovers::from_names("filter\nraw\n"), iptables::Leftovers { filter: true, raw: true, nat: false });
 }
 
 fn board() -> FakeBoard {
@@ -223,6 +223,8 @@ fn board() -> FakeBoard {
     for p in ["nft", "iptables-restore", "ip6tables-restore", "iptables-save", "ip6tables-save"] {
         b.runner.programs.insert(p.to_string());
     }
+    // Debian 12's default: iptables is iptables-nft.
+    b.runner.links.insert("iptables-save".into(), "xtables-nft-multi".into());
     b.sysctl.values.insert("kernel.osrelease".into(), "6.1.0-50-4kc-malta\n".into());
     b.sysctl.values.insert("net.ipv6.conf.all.disable_ipv6".into(), "0".into());
     b
@@ -484,10 +486,10 @@ fn off_settles_once_nasboots_rules_are_gone() {
     let now = observe(&p, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(false));
     assert_eq!(plan(&p, &now), Vec::new());
-    // iptables: our chains in the IPv6 table only still count.
+    // iptables-nft: our chains in the IPv6 table only still count.
     let p = profile("profile = \"off\"\nbackend = \"iptables\"\n");
-    // (observe first lists nf_tables for iptables-nft's raw and nat tables)
-    let nft_tables = || ok("table ip filter\n");
+    // (observe first lists nf_tables for iptables-nft's tables)
+    let nft_tables = || ok("table ip filter\ntable ip6 filter\n");
     let mut b = board();
     b.runner.answers.push_back(nft_tables());
     b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
@@ -501,6 +503,80 @@ fn off_settles_once_nasboots_rules_are_gone() {
     let now = observe(&p, &mut b.seams());
     assert_eq!(now.ours_loaded, None);
     assert_eq!(plan(&p, &now).len(), 1);
+}
+
+/// The runs of `*tables-save` and `nft` on a board, in order.
+fn probes(b: &FakeBoard) -> Vec<String> {
+    b.journal.borrow().iter().filter(|l| l.starts_with("run ")).cloned().collect()
+}
+
+#[test]
+fn off_asks_only_the_iptables_families_that_have_a_filter_table() {
+    let p = profile("profile = \"off\"\nbackend = \"iptables\"\n");
+    let legacy = |v4: Option<&str>, v6: Option<&str>| {
+        let mut b = board();
+        b.runner.links.insert("iptables-save".into(), "xtables-legacy-multi".into());
+        for (path, names) in [(crate::paths::IP_TABLES_NAMES, v4), (crate::paths::IP6_TABLES_NAMES, v6)] {
+            if let Some(names) = names {
+                b.files.files.insert(path.into(), names.as_bytes().to_vec());
+            }
+        }
+        b
+    };
+    // Legacy iptables with no filter table (ip_tables not even loaded for
+    // IPv4): nothing of ours can be loaded, and no tool runs at all.
+    let mut b = legacy(None, Some("mangle\n"));
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, Some(false));
+    assert_eq!(plan(&p, &now), Vec::new());
+    assert_eq!(probes(&b), Vec::<String>::new());
+    // A filter table in IPv6 only: ip6tables-save alone is asked, and our
+    // chain there counts.
+    let mut b = legacy(Some("nat\n"), Some("filter\n"));
+    b.runner.answers.push_back(ok("*filter\n:INPUT DROP [0:0]\n:nasboot-wan - [0:0]\nCOMMIT\n"));
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, Some(true));
+    assert_eq!(probes(&b), ["run ip6tables-save -t filter"]);
+    assert!(now.left4.nat && !now.left4.raw);
+    // Both: both are asked (the first says none of ours).
+    let mut b = legacy(Some("filter\n"), Some("filter\n"));
+    b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
+    b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, Some(false));
+    assert_eq!(probes(&b), ["run iptables-save -t filter", "run ip6tables-save -t filter"]);
+    // The tables cannot be read (not root): both are asked, and their
+    // failure leaves it unknown, so "off" is loaded to be sure.
+    let mut b = legacy(Some("filter\n"), None);
+    b.files.unreadable.insert(crate::paths::IP6_TABLES_NAMES.into());
+    b.runner.programs.remove("nft");
+    b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
+    b.runner.answers.push_back(fail("ip6tables-save v1.8.9 (legacy): Permission denied (you must be root)"));
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, None);
+    assert_eq!(probes(&b), ["run iptables-save -t filter", "run ip6tables-save -t filter"]);
+    // Under `--root` the tables read are not the running kernel's: both
+    // are asked.
+    let mut b = legacy(None, None);
+    b.files.relocated = true;
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, Some(false));
+    assert_eq!(probes(&b), ["run iptables-save -t filter", "run ip6tables-save -t filter"]);
+    // iptables-nft without nft to list nf_tables: not known, both asked.
+    let mut b = board();
+    b.runner.programs.remove("nft");
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, Some(false));
+    assert_eq!(probes(&b), ["run iptables-save -t filter", "run ip6tables-save -t filter"]);
+    // iptables-nft with nft: its listing says IPv4 only has a filter table.
+    let mut b = board();
+    b.runner.answers.push_back(ok("table ip filter\ntable inet fw4\n"));
+    b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
+    let now = observe(&p, &mut b.seams());
+    assert_eq!(now.ours_loaded, Some(false));
+    assert_eq!(probes(&b), ["run nft list tables", "run iptables-save -t filter"]);
+    // status asks the same way.
+    assert_eq!(now.iptables_tables().map(|t| t.map(|l| l.filter)), Some([true, false]));
 }
 
 /// The hook `hook = "auto"` (the default) picks on a board with `links`

@@ -98,6 +98,9 @@ impl Runner for DryRunRunner {
     fn which(&mut self, program: &str) -> Option<PathBuf> {
         self.real.which(program)
     }
+    fn resolve(&mut self, program: &str) -> Option<PathBuf> {
+        self.real.resolve(program)
+    }
 }
 
 /// Reads real links, addresses, routes and ethtool values; changes none.

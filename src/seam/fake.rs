@@ -27,6 +27,9 @@ pub(crate) struct FakeFiles {
     pub mtimes: BTreeMap<PathBuf, std::time::SystemTime>,
     /// Behave like files under `--root`.
     pub relocated: bool,
+    /// Files that exist but cannot be read (PermissionDenied), as
+    /// /proc/net/ip_tables_names (mode 0440) for a user who is not root.
+    pub unreadable: BTreeSet<PathBuf>,
 }
 
 impl Files for FakeFiles {
@@ -34,10 +37,13 @@ impl Files for FakeFiles {
         self.relocated
     }
     fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
+        if self.unreadable.contains(path) {
+            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+        }
         self.files.get(path).cloned().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
     fn exists(&mut self, path: &Path) -> bool {
-        self.files.contains_key(path)
+        self.files.contains_key(path) || self.unreadable.contains(path)
     }
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
         if let Some(kind) = self.fail_writes {
@@ -94,6 +100,12 @@ impl Sysctl for FakeSysctl {
 pub(crate) struct FakeRunner {
     /// Programs that exist on the fake PATH.
     pub programs: BTreeSet<String>,
+    /// Programs that are symlinks, to the file name they resolve to in
+    /// /usr/sbin (`iptables-save` -> `xtables-legacy-multi`); the others
+    /// resolve to themselves. Not modelled: links that leave /usr/sbin,
+    /// dangling links and loops (the real `resolve` gives None for the
+    /// last two).
+    pub links: BTreeMap<String, String>,
     /// Answers, in order; success with no output once they run out.
     pub answers: VecDeque<Output>,
     pub journal: Journal,
@@ -114,6 +126,10 @@ impl Runner for FakeRunner {
     }
     fn which(&mut self, program: &str) -> Option<PathBuf> {
         self.programs.contains(program).then(|| PathBuf::from("/usr/sbin").join(program))
+    }
+    fn resolve(&mut self, program: &str) -> Option<PathBuf> {
+        let path = self.which(program)?;
+        Some(self.links.get(program).map_or(path, |to| PathBuf::from("/usr/sbin").join(to)))
     }
 }
 

@@ -143,6 +143,11 @@ pub trait Runner {
     fn run(&mut self, cmd: &Cmd<'_>) -> io::Result<Output>;
     /// Find a program on PATH.
     fn which(&mut self, program: &str) -> Option<PathBuf>;
+    /// The file a program on PATH is in the end, symlinks followed: which
+    /// binary of a multi-call tool it runs (`iptables-save` ->
+    /// `xtables-legacy-multi`). None when it is not on PATH or cannot be
+    /// resolved.
+    fn resolve(&mut self, program: &str) -> Option<PathBuf>;
 }
 
 /// All the seams a command needs, borrowed from main.

@@ -20,7 +20,11 @@
 #     takes the ingress hooks on this box (every link named) and passes
 #     the same stateless traffic checks with no input hook, an unnamed
 #     interface brings the input chain back, and `hook = "ingress"` keeps
-#     the ingress hooks regardless.
+#     the ingress hooks regardless;
+#   - `profile = "off"` on legacy iptables, read from the running kernel:
+#     a fresh board runs no `*tables-save` (asking would create the empty
+#     filter table it asks about), loaded chains of nasboot's are removed,
+#     and an "off" board settles.
 #
 # Usage: tests/firewall/netns.sh [TARGET...]   (default: the `netns`
 # targets of tests/lib.sh's table found in target/dist or $NASBOOT_DIST)
@@ -43,6 +47,7 @@ cleanup() {
 trap cleanup EXIT
 
 fw_packages
+t_need strace
 dpkg -s qemu-user >/dev/null 2>&1 || apt-get install -y --no-install-recommends qemu-user >/dev/null
 
 mapfile -t TARGETS < <(t_present_targets netns "$@")
@@ -345,6 +350,35 @@ for backend in nftables iptables; do
 	t_check "lock-down/$backend: IPv6 neighbour discovery works" quiet box ping -q -6 -c1 -W2 fd00:51::1
 	fw_board_down "$P"
 done
+
+# profile = "off" on legacy iptables, without --root (so the kernel's own
+# /proc/net/ip*_tables_names): every program started is traced.
+fw_board_up "$P"
+mkdir -p "$WORK/off"
+printf '%s' "$STATELESS" >"$WORK/off/on.toml"
+printf '%s' "$IFACES"'[firewall]
+profile = "off"
+' >"$WORK/off/off.toml"
+offrun() {
+	box env PATH="$WORK/legacy:$PATH" strace -f -qq -e trace=execve -e signal=none -o "$WORK/off/trace" \
+		"${NB[@]}" -c "$WORK/off/$1.toml" firewall apply --backend iptables
+}
+ran() { grep -oE '"[^"]*/(ip6?tables-(save|restore))"' "$WORK/off/trace" | sed 's|.*/||; s|"||' | sort -u | paste -sd' ' - || true; }
+out=$(offrun off 2>&1) && rc=0 || rc=$?
+t_eq "off/legacy: a fresh board: exits 0 ($out)" 0 "$rc"
+t_eq "off/legacy: a fresh board: no iptables tool runs" "" "$(ran)"
+t_eq "off/legacy: a fresh board: no filter table was created" "" "$(box cat /proc/net/ip_tables_names /proc/net/ip6_tables_names)"
+out=$(offrun on 2>&1) && rc=0 || rc=$?
+t_eq "off/legacy: the stateless rules load ($out)" 0 "$rc"
+t_has "off/legacy: nasboot's chains are loaded" ':nasboot-' "$(box iptables-legacy-save -t filter)"
+out=$(offrun off 2>&1) && rc=0 || rc=$?
+t_eq "off/legacy: off after the rules: exits 0 ($out)" 0 "$rc"
+t_eq "off/legacy: IPv4 has nasboot's chains (IPv6 not asked), the off rule set loaded" "ip6tables-restore iptables-restore iptables-save" "$(ran)"
+t_eq "off/legacy: no chain of nasboot's is left" 0 "$(box sh -c 'iptables-legacy-save -t filter; ip6tables-legacy-save -t filter' | grep -c ':nasboot-' || true)"
+out=$(offrun off 2>&1) && rc=0 || rc=$?
+t_eq "off/legacy: off again: exits 0 ($out)" 0 "$rc"
+t_eq "off/legacy: off again settles: asked, nothing loaded" "ip6tables-save iptables-save" "$(ran)"
+fw_board_down "$P"
 
 # The anchor: the Bubba 2's rules cut an established LAN session once the
 # conntrack table is new (its firewall restart reloads the modules; a flush

@@ -243,6 +243,10 @@ impl Runner for RealRunner {
         let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/sbin:/usr/bin:/sbin:/bin".into());
         std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
     }
+
+    fn resolve(&mut self, program: &str) -> Option<PathBuf> {
+        std::fs::canonicalize(self.which(program)?).ok()
+    }
 }
 #[cfg(test)]
 mod tests {
