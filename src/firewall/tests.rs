@@ -559,6 +559,7 @@ fn off_asks_only_the_iptables_families_that_have_a_filter_table() {
     // are asked.
     let mut b = legacy(None, None);
     b.files.relocated = true;
+    b.runner.programs.remove("nft");
     let now = observe(&p, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(false));
     assert_eq!(probes(&b), ["run iptables-save -t filter", "run ip6tables-save -t filter"]);
