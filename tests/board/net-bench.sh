@@ -8,19 +8,25 @@
 # reset state. Debian's ip and sysctl come first on PATH, but BusyBox sh
 # (Debian's busybox-static is built to prefer its own applets) runs its
 # own ip and sysctl for the `anchor` variant, as on a BusyBox-only board.
-# Per run it prints "bench: VARIANT RUN MICROSECONDS PROCESSES", where
-# PROCESSES is the kernel's fork count (/proc/stat "processes") over the
-# run; the `empty` variant (the shell's `:`) measures what the clock and
-# the counter themselves cost, for the host to subtract. After the last
-# run of each variant it prints that variant's end state.
+# Per run it prints "bench: VARIANT RUN MICROSECONDS PROCESSES USER_MS
+# SYS_MS", where PROCESSES is the kernel's fork count (/proc/stat
+# "processes") over the run and USER_MS and SYS_MS the CPU time of the
+# shell's children over it (the shell's `times`: tick-granular, so only
+# medians mean anything); the `empty` variant (the shell's `:`) measures
+# what the clock and the counter themselves cost, for the host to
+# subtract. The `settled` variant times a second `nasboot apply` after an
+# untimed first one: the same start, profile and observation with nothing
+# left to change, so that nasboot minus settled is what the changes
+# themselves cost, the kernel's work included, which any tool pays. After
+# the last run of each variant it prints that variant's end state.
 #
 # On a built big-endian board (scripts/bench-net-board --board NAME) there
 # is no Debian user space: the kernel command line's bench.debian=0 drops
 # the `debian` variant, and ethtool is the board's static build
 # (/usr/sbin/ethtool, from Debian's source) for both sides.
 RUNS=$(sed -n 's/.*bench.runs=\([0-9]*\).*/\1/p' /proc/cmdline)
-VARIANTS="nasboot anchor debian empty"
-if grep -q 'bench.debian=0' /proc/cmdline; then VARIANTS="nasboot anchor empty"; fi
+VARIANTS="nasboot anchor debian settled empty"
+if grep -q 'bench.debian=0' /proc/cmdline; then VARIANTS="nasboot anchor settled empty"; fi
 export ETHTOOL=ethtool
 # The anchors must really run the tools they are named after.
 if [ "$(busybox sh -c 'ip --help 2>&1; sysctl --help 2>&1' | grep -c '^BusyBox v')" != 2 ]; then
@@ -58,6 +64,13 @@ reset() {
 }
 now() { adjtimex | awk '/tv_sec/ { s = $2 } /tv_usec/ { u = $2 } END { printf "%d%06d\n", s, u }'; }
 forks() { sed -n 's/^processes //p' /proc/stat; }
+# The children's user and system CPU time so far, in ms ("0m0.490s 0m0.010s"
+# is the second line of `times`), into /tmp/cpu: `times` runs in this shell
+# (in a subshell it would count only the subshell's own children).
+cpu() {
+    times >/tmp/times
+    awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d %d\n", (u[1] * 60 + u[2]) * 1000, (s[1] * 60 + s[2]) * 1000 }' /tmp/times >/tmp/cpu
+}
 state() {
     for i in eth0 eth1; do
         echo "state: $i $(cat /sys/class/net/$i/mtu) $(cat /sys/class/net/$i/tx_queue_len) $(cat /sys/class/net/$i/address) $(cat /sys/class/net/$i/flags)"
@@ -70,7 +83,7 @@ state() {
 }
 run() {
     case $1 in
-        nasboot) nasboot -q apply ;;
+        nasboot | settled) nasboot -q apply ;;
         anchor) IP=ip SYSCTL="sysctl -q" busybox sh /etc/bench/anchor.sh ;;
         debian) IP=/bin/ip SYSCTL="/sbin/sysctl -q" /bin/dash /etc/bench/anchor.sh ;;
         empty) : ;;
@@ -80,12 +93,24 @@ r=1
 while [ "$r" -le "$RUNS" ]; do
     for v in $VARIANTS; do
         reset
+        if [ "$v" = settled ]; then nasboot -q apply >/tmp/out 2>&1 || { echo "bench: settled's first apply failed: $(cat /tmp/out)"; exit 1; }; fi
+        cpu
+        read -r u0 s0 </tmp/cpu
         f0=$(forks)
         t0=$(now)
         run "$v" >/tmp/out 2>&1 || { echo "bench: $v failed: $(cat /tmp/out)"; exit 1; }
         t1=$(now)
         f1=$(forks)
-        echo "bench: $v $r $((t1 - t0)) $((f1 - f0))"
+        cpu
+        read -r u1 s1 </tmp/cpu
+        echo "bench: $v $r $((t1 - t0)) $((f1 - f0)) $((u1 - u0)) $((s1 - s0))"
+        if [ "$v" = settled ] && [ "$r" = 1 ]; then
+            nasboot status >/tmp/out 2>&1 || true
+            if ! grep -q '^in sync with the profile' /tmp/out; then
+                echo "bench: settled: the board is not in sync after the first apply: $(cat /tmp/out)"
+                exit 1
+            fi
+        fi
         if [ "$r" = "$RUNS" ] && [ "$v" != empty ]; then state | sed "s/^/$v /"; fi
     done
     r=$((r + 1))

@@ -72,6 +72,14 @@ board_build_apt() {
         board_die "--board $BOARD_NAME: apt-get install ${missing[*]} failed"
 }
 
+# board_cross_apt PKG...: the cross compiler with its C library (gcc-*
+# only recommends libc6-dev-*-cross, which --no-install-recommends leaves
+# out: a fresh machine then fails at the first #include), and PKG.
+board_cross_apt() {
+    local arch=${BOARD_CROSS%-linux-gnu-}
+    board_build_apt "gcc-${BOARD_CROSS%-}" "libc6-dev-$arch-cross" "$@"
+}
+
 # board_build_source PKG VERSION DIR: `apt-get source PKG=VERSION` into
 # DIR (a deb-src entry is added when apt has none: musl_deb_src); prints
 # the unpacked tree.
@@ -226,7 +234,7 @@ board_busybox_ensure() {
     local dir
     dir=$(board_busybox_dir)
     if [ ! -f "$dir/.done" ]; then
-        board_build_apt "gcc-${BOARD_CROSS%-}" dpkg-dev make
+        board_cross_apt dpkg-dev make
         board_busybox_build "$dir"
     fi
     # shellcheck disable=SC2034 # read by run.sh
@@ -307,7 +315,7 @@ board_nft_ensure() {
             board_say "--board $BOARD_NAME: no nft: $(cat "$dir.failed") (NASBOOT_BOARD_NFT=yes tries again)"
             return 0
         fi
-        board_build_apt "gcc-${BOARD_CROSS%-}" dpkg-dev make pkg-config bison flex
+        board_cross_apt dpkg-dev make pkg-config bison flex
         if [ "$mode" = yes ]; then
             board_nft_build "$dir"
         elif ! (board_nft_build "$dir"); then
@@ -356,7 +364,7 @@ board_iptables_ensure() {
     local dir
     dir=$(board_iptables_dir)
     if [ ! -f "$dir/.done" ]; then
-        board_build_apt "gcc-${BOARD_CROSS%-}" dpkg-dev make pkg-config
+        board_cross_apt dpkg-dev make pkg-config
         board_iptables_build "$dir"
     fi
     # shellcheck disable=SC2034 # read by run.sh
@@ -396,7 +404,7 @@ board_ethtool_ensure() {
     local dir
     dir=$(board_ethtool_dir)
     if [ ! -f "$dir/.done" ]; then
-        board_build_apt "gcc-${BOARD_CROSS%-}" dpkg-dev make
+        board_cross_apt dpkg-dev make
         board_ethtool_build "$dir"
     fi
     # shellcheck disable=SC2034 # read by run.sh
