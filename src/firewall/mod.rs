@@ -347,8 +347,6 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
             tables_complete = out.success() && known4 && known6;
         }
     }
-    let tables = tables_complete.then_some([left4, left6]);
-    let ours_loaded = if fw.profile == FwProfile::Off { ours_loaded(backend, tables, seams) } else { None };
     let links = (fw.hook == Hook::Auto && fw.ingress_fits() && backend == Backend::Nftables && offer.kernel >= Some(backend::INET_INGRESS))
         .then(|| links(seams))
         .flatten();
@@ -363,7 +361,11 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         nat = modules.has(seams, "nf_nat");
     }
     let forwarding = if router { crate::sysctl::observe(&forwarding_wanted(ipv6), seams) } else { crate::sysctl::Observed::default() };
-    Observed { offer, ipv6, left4, left6, tables_complete, ours_loaded, links, flowtable, nat, forwarding }
+    let mut seen = Observed { offer, ipv6, left4, left6, tables_complete, ours_loaded: None, links, flowtable, nat, forwarding };
+    if fw.profile == FwProfile::Off {
+        seen.ours_loaded = ours_loaded(backend, seen.iptables_tables(), seams);
+    }
+    seen
 }
 
 /// The sysctls that make a router: IPv4 forwarding, and IPv6 when the
