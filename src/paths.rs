@@ -35,6 +35,9 @@ pub(crate) const PROC_NF_CONNTRACK: &str = "/proc/net/nf_conntrack";
 /// The kernel's loaded iptables tables (one name a line).
 pub(crate) const IP_TABLES_NAMES: &str = "/proc/net/ip_tables_names";
 pub(crate) const IP6_TABLES_NAMES: &str = "/proc/net/ip6_tables_names";
+/// Held by every command that changes the board (`apply`, `run` until its
+/// apply is done, `firewall apply`), so that two of them never interleave.
+pub(crate) const APPLY_LOCK: &str = "/run/nasboot/apply.lock";
 /// `firewall apply --confirm`: the rule set to roll back to.
 pub(crate) const FIREWALL_PREVIOUS: &str = "/run/nasboot/firewall.previous";
 /// `firewall apply --confirm`: the token of the apply waiting for a confirm

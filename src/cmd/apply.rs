@@ -46,6 +46,7 @@ pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &
 }
 
 pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
+    let _lock = super::lock(seams, io);
     let loaded = match super::load(cli, seams, io) {
         Ok(l) => l,
         Err(status) => return status,

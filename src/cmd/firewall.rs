@@ -48,6 +48,8 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
             }
         };
     }
+    // Only an apply changes the board; `render` waits for nothing.
+    let _lock = (sub == FirewallCommand::Apply).then(|| super::lock(seams, io));
     let loaded = match super::load(cli, seams, io) {
         Ok(l) => l,
         Err(status) => return status,

@@ -17,7 +17,7 @@ use std::io::Write;
 use crate::cli::{Cli, Command};
 use crate::config::{self, Loaded};
 use crate::exit::Status;
-use crate::seam::Seams;
+use crate::seam::{Lock, Seams};
 
 /// Where a command writes: results to `out`, diagnostics to `err`.
 pub struct Io<'a> {
@@ -44,6 +44,30 @@ pub fn dispatch(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         Command::Watchdog => watchdog::run(cli, seams, io),
         Command::Firewall(sub) => firewall::run(cli, *sub, seams, io),
     }
+}
+
+/// Take the apply lock (`paths::APPLY_LOCK`), before the profile is read:
+/// a command that changes the board, started while another runs (udev's
+/// `firewall apply` on a hotplug, the init script's `run`, one by hand),
+/// waits for it, then reads the profile as it is then, so the one started
+/// last decides the end state. A lock that cannot be taken at all (a
+/// read-only /run, or one not mounted yet) is said, and the command goes on
+/// without it: a board's boot is not stopped for it.
+pub(crate) fn lock(seams: &mut Seams<'_>, io: &mut Io<'_>) -> Lock {
+    let path = std::path::Path::new(crate::paths::APPLY_LOCK);
+    let mut e = match seams.files.lock(path, false) {
+        Ok(held) => return held,
+        Err(e) => e,
+    };
+    if e.kind() == std::io::ErrorKind::WouldBlock {
+        let _ = writeln!(io.err, "nasboot: {}: another nasboot is changing the board; waiting for it", path.display());
+        e = match seams.files.lock(path, true) {
+            Ok(held) => return held,
+            Err(e) => e,
+        };
+    }
+    let _ = writeln!(io.err, "nasboot: {}: cannot take the lock ({e}); going on without it", path.display());
+    Lock::none()
 }
 
 /// Read and validate the profile named on the command line (relocated

@@ -27,6 +27,9 @@ type Started = (Option<crate::watchdog::Armed>, Option<Box<Config>>, bool, Statu
 /// frame, gone (and its stack pages released) once the daemon runs.
 #[inline(never)]
 fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Started, Status> {
+    // Held for the apply only: released when this returns, before the
+    // watchdog is served (for as long as the board runs).
+    let _lock = super::lock(seams, io);
     let loaded = super::load(cli, seams, io)?;
     let history::Prepared { profile, safe } = history::prepare(loaded.profile, seams.files, crate::watchdog::unix_now());
     if safe {

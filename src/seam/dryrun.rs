@@ -57,6 +57,11 @@ impl Files for DryRunFiles {
     fn relocated(&self) -> bool {
         self.real.relocated()
     }
+    /// A dry run changes nothing, so it neither waits for a running apply
+    /// nor makes one wait (nor creates the lock file).
+    fn lock(&mut self, _: &Path, _: bool) -> io::Result<super::Lock> {
+        Ok(super::Lock::none())
+    }
     fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
         self.real.modified(path)
     }

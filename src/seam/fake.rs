@@ -30,6 +30,33 @@ pub(crate) struct FakeFiles {
     /// Files that exist but cannot be read (PermissionDenied), as
     /// /proc/net/ip_tables_names (mode 0440) for a user who is not root.
     pub unreadable: BTreeSet<PathBuf>,
+    /// Locks another process holds. Like `flock`, a lock held elsewhere is
+    /// `WouldBlock` without waiting; waiting for it takes it once the other
+    /// process lets go, which the fake models as at once (it cannot block).
+    /// Not modelled: two locks taken by the code under test itself, which
+    /// `flock` would let deadlock.
+    pub locked_elsewhere: BTreeSet<PathBuf>,
+    /// Locks taken and released, apart from the journal (a lock changes
+    /// nothing on the board), each with the journal's length at that
+    /// moment: `lock PATH at N` (`lock PATH after waiting, at N`),
+    /// `unlock PATH at N`.
+    pub locks: Journal,
+    /// Make `lock` fail with this error (e.g. a read-only /run).
+    pub fail_lock: Option<io::ErrorKind>,
+}
+
+/// A fake lock: logs its release.
+struct FakeLock {
+    path: PathBuf,
+    journal: Journal,
+    locks: Journal,
+}
+
+impl Drop for FakeLock {
+    fn drop(&mut self) {
+        let at = self.journal.borrow().len();
+        self.locks.borrow_mut().push(format!("unlock {} at {at}", self.path.display()));
+    }
 }
 
 impl Files for FakeFiles {
@@ -73,6 +100,21 @@ impl Files for FakeFiles {
     }
     fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
         self.mtimes.get(path).copied().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+    fn lock(&mut self, path: &Path, wait: bool) -> io::Result<super::Lock> {
+        if let Some(kind) = self.fail_lock {
+            return Err(io::Error::from(kind));
+        }
+        let held = self.locked_elsewhere.contains(path);
+        if held && !wait {
+            return Err(io::Error::from(io::ErrorKind::WouldBlock));
+        }
+        self.locked_elsewhere.remove(path);
+        let after = if held { " after waiting," } else { "" };
+        let at = self.journal.borrow().len();
+        self.locks.borrow_mut().push(format!("lock {}{after} at {at}", path.display()));
+        let (journal, locks) = (self.journal.clone(), self.locks.clone());
+        Ok(super::Lock::holding(Box::new(FakeLock { path: path.to_path_buf(), journal, locks })))
     }
 }
 

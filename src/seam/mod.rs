@@ -37,6 +37,21 @@ pub enum Replaced {
     BackedUp,
 }
 
+/// An exclusive lock taken with [`Files::lock`], held until dropped.
+#[must_use = "the lock is released when this is dropped"]
+pub struct Lock(#[allow(dead_code)] Option<Box<dyn std::any::Any>>);
+
+impl Lock {
+    /// No lock held (a dry run, which changes nothing).
+    pub fn none() -> Lock {
+        Lock(None)
+    }
+    /// Hold `what` (an open file under `flock`, a fake's record) until dropped.
+    pub fn holding(what: Box<dyn std::any::Any>) -> Lock {
+        Lock(Some(what))
+    }
+}
+
 /// Files. Paths are the board's absolute paths; implementations relocate them.
 pub trait Files {
     /// Read a whole file (`NotFound` when absent).
@@ -67,6 +82,11 @@ pub trait Files {
     fn relocated(&self) -> bool {
         false
     }
+    /// Take an exclusive lock on `path` (created, with its directory, if
+    /// absent): `flock(2)`, so it goes with the process, however it ends.
+    /// With `wait` false, a lock held elsewhere is `WouldBlock`; with
+    /// `wait` true, wait until it is released.
+    fn lock(&mut self, path: &Path, wait: bool) -> io::Result<Lock>;
 }
 
 /// sysctls under /proc/sys, by dotted name.

@@ -373,6 +373,9 @@ fn ebusy_on_a_knob_is_partial_with_a_hint() {
         fn write_kernel(&mut self, _: &Path, _: &[u8]) -> io::Result<()> {
             Err(io::Error::from_raw_os_error(16))
         }
+        fn lock(&mut self, _: &Path, _: bool) -> io::Result<crate::seam::Lock> {
+            Ok(crate::seam::Lock::none())
+        }
     }
     let mut b = FakeBoard::new();
     let mut busy = Busy;

@@ -7,11 +7,13 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use nix::fcntl::{Flock, FlockArg};
+
 use super::Root;
-use crate::seam::{Files, Replaced};
+use crate::seam::{Files, Lock, Replaced};
 
 /// Real files.
 pub struct RealFiles {
@@ -104,6 +106,24 @@ impl Files for RealFiles {
     fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
         fs::metadata(self.root.resolve(path))?.modified()
     }
+
+    fn lock(&mut self, path: &Path, wait: bool) -> io::Result<Lock> {
+        let real = self.root.at(path);
+        if let Some(dir) = real.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        // Close-on-exec (std's default): the tools nasboot runs never hold it.
+        let mut f = fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600).open(&real)?;
+        let how = if wait { FlockArg::LockExclusive } else { FlockArg::LockExclusiveNonblock };
+        loop {
+            match Flock::lock(f, how) {
+                Ok(held) => return Ok(Lock::holding(Box::new(held))),
+                Err((back, nix::errno::Errno::EINTR)) => f = back,
+                // EWOULDBLOCK reads as io::ErrorKind::WouldBlock.
+                Err((_, errno)) => return Err(errno.into()),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +189,23 @@ mod tests {
         f.replace(Path::new("/etc/exports"), b"x\n").unwrap();
         assert_eq!(fs::read(d.join("etc/exports")).unwrap(), b"x\n");
         assert_eq!(f.read(Path::new("/etc/exports")).unwrap(), b"x\n");
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn lock_excludes_another_holder_until_dropped() {
+        // flock(2) locks belong to an open file description, so two opens in
+        // one process exclude each other as two processes would.
+        let d = scratch("lock");
+        let mut f = RealFiles::new(Root::new(Some(d.clone())));
+        let path = Path::new("/run/nasboot/apply.lock");
+        let held = f.lock(path, false).expect("a free lock");
+        assert!(d.join("run/nasboot/apply.lock").exists(), "created, with its directory");
+        let e = f.lock(path, false).err().expect("a held lock");
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e}");
+        drop(held);
+        let again = f.lock(path, true).expect("free again once dropped");
+        drop(again);
         fs::remove_dir_all(&d).unwrap();
     }
 }
