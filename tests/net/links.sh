@@ -339,4 +339,28 @@ for t in $targets; do
 	netns_board_down "$P"
 done
 
+# The apply lock (APPLY_LOCK in src/paths.rs), host binary: an apply
+# started while another process holds the lock waits for it, then
+# applies; plan does not wait. This shell holds the lock as another
+# nasboot would: flock(2) on the same file (util-linux flock).
+read -ra nb <<<"$(nasboot_for host)"
+netns_board_up "$P"
+mkdir -p /run/nasboot
+exec 9>>/run/nasboot/apply.lock
+flock 9
+box "${nb[@]}" apply -c "$work/base.toml" 9>&- >"$work/lock.out" 2>"$work/lock.err" &
+waiter=$!
+run plan -c "$work/base.toml"
+t_eq "lock held: plan does not wait for it (stderr: $err)" 0 "$rc"
+sleep 1
+t_check "lock held: the apply waits" kill -0 "$waiter"
+t_eq "lock held: ... and has changed nothing yet (eth0 mtu)" 1500 "$(jlink eth0 mtu)"
+t_has "lock held: ... and says why" "/run/nasboot/apply.lock: another nasboot is changing the board; waiting for it" "$(cat "$work/lock.err")"
+flock -u 9
+exec 9>&-
+rc=0
+wait "$waiter" || rc=$?
+t_eq "lock released: the apply exits 0 ($(cat "$work/lock.err"))" 0 "$rc"
+t_eq "lock released: ... and has applied (eth0 mtu)" 1400 "$(jlink eth0 mtu)"
+
 t_done
