@@ -32,6 +32,11 @@ check "the board outlived the timeout: the daemon pets" alive "$pid"
 systemctl start $U
 [ "$(mainpid)" = "$pid" ] && [ "$(daemons)" -eq 1 ]
 is "a second start keeps the one daemon"
+# The daemon let go of the apply lock once its apply was done: an apply
+# beside it neither waits (nor would it end: timeout) nor says it waits.
+timeout 60 /usr/sbin/nasboot -q --config "$cfg" apply >/tmp/apply.out 2>&1
+is "an apply beside the running daemon exits 0 ($(cat /tmp/apply.out))"
+check "... at once: the daemon holds no apply lock" [ "$(grep -c 'waiting for it' /tmp/apply.out)" -eq 0 ]
 systemctl status $U >/dev/null 2>&1
 check "systemctl status exits 0 while running" [ $? -eq 0 ]
 
