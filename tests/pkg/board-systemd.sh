@@ -3,7 +3,7 @@
 # run for real: Debian's mipsel systemd 252 as PID 1 on the emulated MIPS
 # 24K board (scripts/board run --exec-init), the real softdog, nft for the
 # fallback. The guest side is tests/pkg/board-guest-systemd.sh: start,
-# a second start, status, reload (same MainPID, the profile re-read), a
+# a second start, an apply beside the daemon (no apply lock held), status, reload (same MainPID, the profile re-read), a
 # refused reload, a crash respawned in time for the watchdog, stop (the
 # magic close), and a broken profile (the unit fails, OnFailure loads the
 # lock-down rule set, the watchdog stays closed). tests/pkg/init-systemd.sh
