@@ -208,8 +208,9 @@ fn an_apply_waits_for_the_one_running_and_a_lock_it_cannot_take_does_not_stop_it
 #[test]
 fn run_holds_the_apply_lock_for_its_apply() {
     // Not covered here: that `run` lets go before it serves the watchdog
-    // (the lock lives in `start`'s frame); the board suites cover it, whose
-    // `nasboot firewall apply` (udev) and `apply` run beside the service.
+    // (the lock lives in `start`'s frame). tests/pkg/board-systemd.sh
+    // covers it: a `nasboot apply` beside the running service must end at
+    // once, without waiting.
     let lock = crate::paths::APPLY_LOCK;
     let mut board = FakeBoard::new();
     board.files.files.insert("/etc/nasboot.toml".into(), b"[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n[watchdog]\ntimeout = 30\n[[interface]]\nname = \"eth0\"\nrole = \"lan\"\nmtu = 1400\n".to_vec());
