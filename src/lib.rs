@@ -315,8 +315,10 @@ pub use cmd::{dispatch, Io};
 pub use exit::Status;
 pub use firewall::load::ignore_hangup;
 pub use logger::init as init_logger;
-pub use seam::dryrun::{DryRunFiles, DryRunNetif, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};
-pub use seam::real::{files::RealFiles, netif::RealNetif, runner::RealRunner, sysctl::RealSysctl, watchdog::RealWatchdogPort, Root};
+pub use seam::dryrun::{DryRunFiles, DryRunNetif, DryRunNftables, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};
+pub use seam::real::{
+    files::RealFiles, netif::RealNetif, nfnl::RealNftables, runner::RealRunner, sysctl::RealSysctl, watchdog::RealWatchdogPort, Root,
+};
 pub use seam::Seams;
 
 /// What tests/alloc_tick.rs drives: the watchdog daemon over a counting

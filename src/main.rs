@@ -18,9 +18,9 @@ use std::ffi::{c_char, c_int};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, IntoRawFd};
 
-use nasboot::{DryRunFiles, DryRunNetif, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};
+use nasboot::{DryRunFiles, DryRunNetif, DryRunNftables, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};
 use nasboot::{Io, Seams, Status};
-use nasboot::{RealFiles, RealNetif, RealRunner, RealSysctl, RealWatchdogPort, Root};
+use nasboot::{RealFiles, RealNetif, RealNftables, RealRunner, RealSysctl, RealWatchdogPort, Root};
 
 #[no_mangle]
 pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
@@ -144,16 +144,32 @@ fn run(args: Vec<std::ffi::OsString>) -> u8 {
         let mut sysctl = DryRunSysctl::new(root);
         let mut runner = DryRunRunner::default();
         let mut netif = DryRunNetif::default();
+        let mut nft = DryRunNftables::default();
         let mut watchdog = DryRunWatchdogPort;
-        let mut seams = Seams { files: &mut files, sysctl: &mut sysctl, runner: &mut runner, netif: &mut netif, watchdog: &mut watchdog };
+        let mut seams = Seams {
+            files: &mut files,
+            sysctl: &mut sysctl,
+            runner: &mut runner,
+            netif: &mut netif,
+            nft: &mut nft,
+            watchdog: &mut watchdog,
+        };
         nasboot::dispatch(&cli, &mut seams, &mut io)
     } else {
         let mut files = RealFiles::new(root.clone());
         let mut sysctl = RealSysctl::new(root.clone());
         let mut runner = RealRunner;
         let mut netif = RealNetif::new();
+        let mut nft = RealNftables::new();
         let mut watchdog = RealWatchdogPort::new(root);
-        let mut seams = Seams { files: &mut files, sysctl: &mut sysctl, runner: &mut runner, netif: &mut netif, watchdog: &mut watchdog };
+        let mut seams = Seams {
+            files: &mut files,
+            sysctl: &mut sysctl,
+            runner: &mut runner,
+            netif: &mut netif,
+            nft: &mut nft,
+            watchdog: &mut watchdog,
+        };
         nasboot::dispatch(&cli, &mut seams, &mut io)
     };
     status.code()

@@ -151,23 +151,57 @@ mod tests {
         assert_eq!(status, Status::Ok);
         assert!(out.starts_with("# nasboot firewall: profile stateless (iptables-restore --noflush, IPv4)\n*filter\n"), "{out}");
         assert!(out.contains("-A INPUT -i eth1 -j ACCEPT\n"), "{out}");
-        assert_eq!(b.effects(), ["run nft list tables"], "observing only");
+        // The kernel's tables were read through netlink: no process at all.
+        assert_eq!(b.effects(), Vec::<String>::new(), "observing only");
         let (_, out, _) = run_on(&mut b, &["firewall", "render"]);
         assert!(out.contains("iifname \"eth1\" accept\n\t\tiif lo accept\n\t\tiifname vmap { \"eth0\" : jump wan }"), "{out}");
     }
 
     #[test]
-    fn apply_checks_then_loads() {
+    fn apply_loads_one_batch_through_netlink() {
         let mut b = board(PROFILE);
+        b.runner.programs.remove("nft");
         let (status, out, err) = run_on(&mut b, &["firewall", "apply"]);
         assert_eq!(status, Status::Ok, "{err}");
-        assert_eq!(out, "firewall: load the nftables rule set (28 lines): ok\n");
-        assert_eq!(b.effects(), ["run nft -c -f -", "run nft -f -"]);
+        assert_eq!(out, "firewall: load the nftables rule set (28 lines) through netlink: ok\n");
+        assert_eq!(b.effects(), ["nf_tables commit 28 messages"]);
+    }
+
+    #[test]
+    fn apply_under_qemu_user_says_it_uses_nft_and_why() {
+        let mut b = board(PROFILE);
+        b.nft.refused = Some(nix::libc::EPROTONOSUPPORT);
+        let (status, out, err) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        assert_eq!(
+            out,
+            "firewall: load the nftables rule set (28 lines) with nft: the kernel refused the nf_tables netlink socket \
+             (qemu-user, or a kernel without nfnetlink): ok\n"
+        );
+        assert_eq!(b.effects(), ["run nft -f -"]);
+    }
+
+    #[test]
+    fn a_rule_the_kernel_refuses_is_named_with_its_key_and_the_fallback_loads() {
+        let mut b = board(PROFILE);
+        b.nft.missing_expr = Some(("log", nix::libc::ENOENT));
+        let (status, _, err) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Failure);
+        assert_eq!(
+            err,
+            "nasboot: nf_tables: the kernel refused `limit rate 10/minute burst 5 packets log prefix \"nasboot-wan-drop: \"` in chain wan \
+             (from firewall.log_rate): No such file or directory (os error 2); this kernel has no `log` expression (nft_log); \
+             loaded the fallback rule set instead (nftables: loopback and LAN only)\n"
+        );
+        assert_eq!(b.effects(), ["nf_tables commit 28 messages", "nf_tables commit 9 messages"]);
+        let tables: Vec<_> = b.nft.tables.keys().cloned().collect();
+        assert_eq!(tables, [(crate::sys::nftnl::NFPROTO_INET, "nasboot".to_string())], "the fallback alone");
     }
 
     #[test]
     fn rejected_rule_set_exits_1_with_nfts_words() {
         let mut b = board(PROFILE);
+        b.nft.refused = Some(nix::libc::EPROTONOSUPPORT);
         b.runner.answers.push_back(Output {
             code: Some(1),
             stderr: b"/dev/stdin:3:1-6: Error: Could not process rule: No such file or directory\n".to_vec(),
@@ -192,12 +226,19 @@ mod tests {
     }
 
     #[test]
-    fn lock_down_needs_no_profile() {
+    fn lock_down_needs_no_profile_and_no_nft() {
         let mut b = board("not toml at all");
         b.runner.programs.remove("nft");
         let (status, out, err) = run_on(&mut b, &["firewall", "lock-down"]);
         assert_eq!(status, Status::Ok, "{err}");
-        assert_eq!(out, "firewall: locked down (iptables): loopback and replies only\n");
+        assert_eq!(out, "firewall: locked down (nftables): loopback and replies only\n");
+        assert_eq!(b.effects(), ["nf_tables commit 15 messages"]);
+        // Where netlink cannot be had, nor nft: iptables.
+        let mut b = board("not toml at all");
+        b.runner.programs.remove("nft");
+        b.nft.refused = Some(nix::libc::EPROTONOSUPPORT);
+        let (status, out, _) = run_on(&mut b, &["firewall", "lock-down"]);
+        assert_eq!((status, out.as_str()), (Status::Ok, "firewall: locked down (iptables): loopback and replies only\n"));
         assert_eq!(b.effects()[0], "run iptables-restore --test --noflush");
     }
 

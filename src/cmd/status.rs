@@ -58,12 +58,16 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     // its load is not a pending change: status says whether nasboot's
     // rules are loaded instead.
     let backend = crate::firewall::backend_for(p, &now.firewall);
-    let loaded = match crate::firewall::ours_loaded(backend, now.firewall.iptables_tables(), seams) {
+    let loaded = match crate::firewall::ours_loaded(backend, &now.firewall, seams) {
         Some(true) => "loaded",
         Some(false) => "not loaded",
         None => "unknown (the tool did not answer)",
     };
-    let _ = writeln!(io.out, "  firewall: profile {}, {backend}, nasboot's rules {loaded}", p.firewall.profile);
+    let via = match backend {
+        crate::firewall::Backend::Nftables => format!(" {}", now.firewall.via),
+        crate::firewall::Backend::Iptables => String::new(),
+    };
+    let _ = writeln!(io.out, "  firewall: profile {}, {backend}{via}, nasboot's rules {loaded}", p.firewall.profile);
     let pending: Vec<_> = pending.actions.iter().filter(|a| a.phase() != crate::plan::Phase::Firewall).collect();
     if pending.is_empty() {
         let _ = writeln!(io.out, "in sync with the profile");

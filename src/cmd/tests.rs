@@ -170,7 +170,8 @@ fn changing_commands_hold_the_apply_lock_around_every_change() {
     // first; the fake cannot order a read against it).
     for args in [&["apply"][..], &["firewall", "apply"][..]] {
         let mut b = router_board(ROUTER_LINKS);
-        b.runner.programs.insert("nft".into());
+        // nasboot's table is loaded, so "off" removes it: a change.
+        b.nft.tables.insert((crate::sys::nftnl::NFPROTO_INET, "nasboot".into()), Vec::new());
         let (status, _, err) = run_on(&mut b, args);
         assert_eq!(status, Status::Ok, "{args:?}: {err}");
         let n = b.effects().len();

@@ -86,6 +86,19 @@ pub enum Backend {
     Iptables,
 }
 
+/// How an nftables rule set reaches the kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Loader {
+    /// nasboot's own nf_tables messages, one batch over netlink, where
+    /// the kernel takes them; the `nft` tool where it cannot (qemu-user,
+    /// a kernel without nf_tables), and `plan` says why.
+    #[default]
+    Auto,
+    /// The `nft` tool (`nft -f -`), always.
+    Nft,
+}
+
 /// Where the stateless profile filters (nftables only).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -133,6 +146,9 @@ pub struct Firewall {
     pub profile: Profile,
     #[serde(default)]
     pub backend: Backend,
+    /// How nftables rule sets are loaded (see `Loader`).
+    #[serde(default)]
+    pub loader: Loader,
     /// What the LAN may reach. Default: everything.
     #[serde(default = "lan_all")]
     pub lan_services: heapless::Vec<Service, MAX_SERVICES>,
@@ -191,6 +207,7 @@ impl Default for Firewall {
         Firewall {
             profile: Profile::default(),
             backend: Backend::default(),
+            loader: Loader::default(),
             lan_services: lan_all(),
             lan_tcp_ports: heapless::Vec::new(),
             lan_udp_ports: heapless::Vec::new(),

@@ -7,11 +7,12 @@
 //! Automatic choice, from what the board offers:
 //!
 //! 1. nftables when the kernel is 3.14 or newer (the `inet` family, which
-//!    carries IPv4 and IPv6 in one table, arrived in 3.14) and `nft` is on
-//!    PATH. On 4.10 and newer this is also the kernel that keeps conntrack
-//!    off until a rule asks for it, which is what the stateless profile is
-//!    for. A kernel release that cannot be read (under `--root`) counts as
-//!    new enough.
+//!    carries IPv4 and IPv6 in one table, arrived in 3.14) and nasboot can
+//!    load it: the kernel answers on its nf_tables netlink socket, or `nft`
+//!    is on PATH. On 4.10 and newer this is also the kernel that keeps
+//!    conntrack off until a rule asks for it, which is what the stateless
+//!    profile is for. A kernel release that cannot be read (under
+//!    `--root`) counts as new enough.
 //! 2. otherwise iptables-restore, when it is on PATH (the only choice on
 //!    2.6 kernels such as the Bubba 2's).
 //! 3. otherwise nft if it is on PATH at all, and else the backend the
@@ -23,7 +24,8 @@ use std::fmt;
 /// A backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Backend {
-    /// `nft -f -`, one transaction for the whole file.
+    /// One nf_tables transaction: nasboot's own batch over netlink, or
+    /// `nft -f -` ([`Via`]).
     Nftables,
     /// `iptables-restore` and `ip6tables-restore`, one commit per table.
     Iptables,
@@ -67,13 +69,59 @@ pub(crate) const NFT_INET: (u32, u32) = (3, 14);
 pub(crate) struct Offer {
     pub kernel: Option<(u32, u32)>,
     pub nft: bool,
+    /// None when the kernel answers on the nf_tables netlink socket;
+    /// otherwise the errno it refused it with.
+    pub netlink: Option<i32>,
     pub iptables_restore: bool,
+}
+
+/// How an nftables rule set reaches the kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// One batch over NETLINK_NETFILTER, by nasboot itself.
+    #[default]
+    Netlink,
+    /// `nft -f -`, and why.
+    Tool(Why),
+}
+
+/// Why the nft tool loads the rule set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// `loader = "nft"`.
+    Asked,
+    /// The kernel refused the socket or the request with this errno.
+    Refused(i32),
+}
+
+impl fmt::Display for Via {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Via::Netlink => f.write_str("through netlink"),
+            Via::Tool(Why::Asked) => f.write_str("with nft (loader = \"nft\")"),
+            Via::Tool(Why::Refused(e)) if *e == nix::libc::EPROTONOSUPPORT => {
+                f.write_str("with nft: the kernel refused the nf_tables netlink socket (qemu-user, or a kernel without nfnetlink)")
+            }
+            Via::Tool(Why::Refused(e)) => {
+                write!(f, "with nft: the kernel has no nf_tables netlink ({})", std::io::Error::from_raw_os_error(*e))
+            }
+        }
+    }
+}
+
+/// The loader for a `loader` setting and what the kernel answered.
+pub(crate) fn via(setting: crate::config::firewall::Loader, o: Offer) -> Via {
+    match (setting, o.netlink) {
+        (crate::config::firewall::Loader::Nft, _) => Via::Tool(Why::Asked),
+        (_, None) => Via::Netlink,
+        (_, Some(e)) => Via::Tool(Why::Refused(e)),
+    }
 }
 
 /// The automatic choice (see the module documentation).
 pub(crate) fn auto(o: Offer) -> Backend {
     let new_kernel = o.kernel.map(|k| k >= NFT_INET);
-    match (new_kernel, o.nft, o.iptables_restore) {
+    match (new_kernel, o.nft || o.netlink.is_none(), o.iptables_restore) {
         (Some(true) | None, true, _) => Backend::Nftables,
         (_, _, true) => Backend::Iptables,
         (_, true, false) => Backend::Nftables,
@@ -106,7 +154,8 @@ mod tests {
 
     #[test]
     fn auto_choice_table() {
-        let o = |k: Option<(u32, u32)>, nft, ipt| Offer { kernel: k, nft, iptables_restore: ipt };
+        let o =
+            |k: Option<(u32, u32)>, nft, ipt| Offer { kernel: k, nft, netlink: Some(nix::libc::EPROTONOSUPPORT), iptables_restore: ipt };
         let cases = [
             (o(Some((6, 1)), true, true), Backend::Nftables),
             (o(Some((6, 1)), false, true), Backend::Iptables),
@@ -121,5 +170,23 @@ mod tests {
         for (offer, want) in cases {
             assert_eq!(auto(offer), want, "{offer:?}");
         }
+        // The kernel's own socket counts as nft: no tool needed.
+        let netlink = Offer { kernel: Some((6, 1)), nft: false, netlink: None, iptables_restore: true };
+        assert_eq!(auto(netlink), Backend::Nftables);
+        assert_eq!(auto(Offer { kernel: Some((2, 6)), ..netlink }), Backend::Iptables);
+    }
+
+    #[test]
+    fn the_tool_loads_only_where_netlink_cannot_or_when_asked() {
+        use crate::config::firewall::Loader;
+        let ok = Offer { kernel: Some((6, 1)), nft: true, netlink: None, iptables_restore: false };
+        assert_eq!(via(Loader::Auto, ok), Via::Netlink);
+        assert_eq!(via(Loader::Nft, ok), Via::Tool(Why::Asked));
+        let qemu = Offer { netlink: Some(nix::libc::EPROTONOSUPPORT), ..ok };
+        assert_eq!(via(Loader::Auto, qemu), Via::Tool(Why::Refused(nix::libc::EPROTONOSUPPORT)));
+        assert_eq!(
+            via(Loader::Auto, qemu).to_string(),
+            "with nft: the kernel refused the nf_tables netlink socket (qemu-user, or a kernel without nfnetlink)"
+        );
     }
 }

@@ -32,7 +32,7 @@ use std::time::Duration;
 use super::backend::Backend;
 use super::model::Ifaces;
 use super::{Error, Then};
-use super::{Instead, RuleSet};
+use super::{Instead, Native, RuleSet, Via};
 use crate::paths;
 use crate::seam::{Cmd, Output, Seams};
 
@@ -61,6 +61,11 @@ pub(crate) enum LoadError {
     List { family: &'static str, name: &'static str, stderr: String },
     /// `iptables-save` or `ip6tables-save` failed; its standard error.
     Save { tool: &'static str, stderr: String },
+    /// The kernel refused the nf_tables batch; nothing was changed.
+    Kernel(Box<super::native::Refusal>),
+    /// The nf_tables netlink exchange failed (the socket, the send, a
+    /// malformed reply); a batch is committed whole or not at all.
+    Netlink(io::Error),
 }
 
 impl LoadError {
@@ -73,6 +78,7 @@ impl LoadError {
             | LoadError::Rejected { tool: t, .. }
             | LoadError::Save { tool: t, .. } => t,
             LoadError::List { .. } => "nft",
+            LoadError::Kernel(_) | LoadError::Netlink(_) => "nf_tables",
         }
     }
 }
@@ -87,6 +93,8 @@ impl fmt::Display for LoadError {
             LoadError::Rejected { tool, detail } => write!(f, "{tool} rejected the rule set: {detail}"),
             LoadError::List { family, name, stderr } => write!(f, "nft list table {family} {name}: {stderr}"),
             LoadError::Save { tool, stderr } => write!(f, "{tool} failed: {stderr}"),
+            LoadError::Kernel(r) => r.fmt(f),
+            LoadError::Netlink(e) => write!(f, "netlink: {e}"),
         }
     }
 }
@@ -94,7 +102,7 @@ impl fmt::Display for LoadError {
 impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            LoadError::Run { source, .. } => Some(source),
+            LoadError::Run { source, .. } | LoadError::Netlink(source) => Some(source),
             _ => None,
         }
     }
@@ -166,20 +174,24 @@ fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError>
     })
 }
 
-/// Check, then load, one rule set. Nothing is changed unless every check
-/// passed (for iptables: both families are checked before either loads).
+/// Load one rule set. nftables: one transaction, through netlink or
+/// `nft -f -`, which the kernel commits whole or not at all, so there is
+/// no check pass. iptables: both families are checked
+/// (`--test`) before either loads.
 pub(crate) fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), LoadError> {
     match rs.backend {
-        Backend::Nftables => {
-            if seams.runner.which("nft").is_none() {
-                return Err(LoadError::Missing("nft"));
+        Backend::Nftables => match (&rs.native, rs.via) {
+            (Native::Rules(r), Via::Netlink) => super::native::load(r, seams),
+            (Native::Saved(saved), _) => super::native::load_saved(saved, seams),
+            _ => {
+                if seams.runner.which("nft").is_none() {
+                    return Err(LoadError::Missing("nft"));
+                }
+                let text = rs.v4();
+                let out = run(seams, "nft", &["-f", "-"], Some(text.as_bytes()))?;
+                checked(out, "nft", text)
             }
-            let text = rs.v4();
-            let out = run(seams, "nft", &["-c", "-f", "-"], Some(text.as_bytes()))?;
-            checked(out, "nft", text)?;
-            let out = run(seams, "nft", &["-f", "-"], Some(text.as_bytes()))?;
-            checked(out, "nft", text)
-        }
+        },
         Backend::Iptables => {
             let mut files: heapless::Vec<(&'static str, &str), 2> = heapless::Vec::new();
             let _ = files.push(("iptables-restore", rs.v4()));
@@ -207,10 +219,10 @@ pub(crate) fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), 
 
 /// Load the fallback: with `backend`, or failing that with the other one.
 /// Returns what was loaded, or why neither loaded.
-fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, Vec<LoadError>> {
+fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, via: Via, seams: &mut Seams<'_>) -> Result<Backend, Vec<LoadError>> {
     let mut why = Vec::new();
     for b in [backend, backend.other()] {
-        match check_and_load(&super::fallback(lan, b, ipv6), seams) {
+        match check_and_load(&super::fallback(lan, b, ipv6, via), seams) {
             Ok(()) => return Ok(b),
             Err(e) => why.push(e),
         }
@@ -237,7 +249,7 @@ pub(crate) fn load(rules: &RuleSet, instead: Option<&Instead>, fallback_lan: Opt
     let then = match fallback_lan {
         _ if missing => Then::KeptPrevious,
         None => Then::NoFallback,
-        Some(lan) => match load_fallback(lan, rules.backend, rules.ipv6, seams) {
+        Some(lan) => match load_fallback(lan, rules.backend, rules.ipv6, rules.via, seams) {
             Ok(b) => Then::FellBack(b),
             Err(why) => Then::FallbackFailed(why),
         },
@@ -247,10 +259,10 @@ pub(crate) fn load(rules: &RuleSet, instead: Option<&Instead>, fallback_lan: Opt
 
 /// Load the emergency rule set (a profile that cannot be read at boot):
 /// with `backend`, or failing that the other one.
-pub(crate) fn load_emergency(backend: Backend, ipv6: bool, seams: &mut Seams<'_>) -> Result<Backend, Error> {
+pub(crate) fn load_emergency(backend: Backend, ipv6: bool, via: Via, seams: &mut Seams<'_>) -> Result<Backend, Error> {
     let mut tried = Vec::new();
     for b in [backend, backend.other()] {
-        match check_and_load(&super::emergency(b, ipv6), seams) {
+        match check_and_load(&super::emergency(b, ipv6, via), seams) {
             Ok(()) => return Ok(b),
             Err(e) => tried.push(e),
         }
@@ -265,10 +277,12 @@ pub(crate) fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, Error> {
     let offer = super::backend::Offer {
         kernel: seams.sysctl.get("kernel.osrelease").ok().and_then(|r| super::backend::kernel_version(&r)),
         nft: seams.runner.which("nft").is_some(),
+        netlink: seams.nft.tables().err().map(|e| e.raw_os_error().unwrap_or(nix::libc::EIO)),
         iptables_restore: seams.runner.which("iptables-restore").is_some(),
     };
     let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
-    load_emergency(super::backend::auto(offer), ipv6, seams)
+    let via = super::backend::via(crate::config::firewall::Loader::Auto, offer);
+    load_emergency(super::backend::auto(offer), ipv6, via, seams)
 }
 
 /// Empty tables for an iptables rollback, for tables nasboot's rule set
@@ -322,6 +336,20 @@ fn iptables_save(seams: &mut Seams<'_>, tool: &'static str, new: &str, text: &mu
 /// The rule set that puts back what is loaded now, for a rollback.
 pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, LoadError> {
     match new.backend {
+        Backend::Nftables if new.via == Via::Netlink => {
+            let saved = super::native::save(seams)?;
+            let text = format!("# nasboot firewall: the rule set loaded before, saved through netlink ({} messages)\n", saved.starts.len());
+            let v6_at = text.len();
+            Ok(RuleSet {
+                backend: Backend::Nftables,
+                text,
+                v6_at,
+                noflush: true,
+                ipv6: new.ipv6,
+                native: Native::Saved(saved),
+                via: new.via,
+            })
+        }
         Backend::Nftables => {
             let mut text = String::from("table inet nasboot {}\ndelete table inet nasboot\n");
             if let Some(t) = nft_list(seams, "inet", "nasboot")? {
@@ -332,7 +360,7 @@ pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<Rule
                 text.push_str(&t);
             }
             let v6_at = text.len();
-            Ok(RuleSet { backend: Backend::Nftables, text, v6_at, noflush: true, ipv6: new.ipv6 })
+            Ok(RuleSet { backend: Backend::Nftables, text, v6_at, noflush: true, ipv6: new.ipv6, native: Native::None, via: new.via })
         }
         Backend::Iptables => {
             let mut text = String::new();
@@ -341,7 +369,7 @@ pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<Rule
             if new.ipv6 {
                 iptables_save(seams, "ip6tables-save", new.v6(), &mut text)?;
             }
-            Ok(RuleSet { backend: Backend::Iptables, text, v6_at, noflush: false, ipv6: new.ipv6 })
+            Ok(RuleSet { backend: Backend::Iptables, text, v6_at, noflush: false, ipv6: new.ipv6, native: Native::None, via: new.via })
         }
     }
 }
@@ -391,7 +419,7 @@ pub(crate) fn load_confirmed(
         Ok(()) => Err(Error::NotConfirmed { seconds: c.seconds }),
         Err(source) => {
             let lan = fallback_lan.cloned().unwrap_or_default();
-            let fallback = load_fallback(&lan, rules.backend, rules.ipv6, seams);
+            let fallback = load_fallback(&lan, rules.backend, rules.ipv6, rules.via, seams);
             Err(Error::Rollback { seconds: c.seconds, source, fallback })
         }
     }

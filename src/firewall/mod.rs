@@ -96,7 +96,10 @@ pub(crate) mod iptables;
 pub(crate) mod listeners;
 pub(crate) mod load;
 pub(crate) mod model;
+mod native;
+pub(crate) mod netlink;
 pub(crate) mod nft;
+pub(crate) mod rules;
 
 #[cfg(test)]
 mod tests;
@@ -111,7 +114,7 @@ use crate::seam::netif::{ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::seam::{Cmd, Seams};
 use std::time::Duration;
 
-pub(crate) use backend::Backend;
+pub(crate) use backend::{Backend, Via};
 pub(crate) use error::{Error, Then};
 use iptables::Leftovers;
 use model::{Ifaces, Kind, Model};
@@ -128,6 +131,21 @@ pub(crate) struct RuleSet {
     pub noflush: bool,
     /// iptables: load the IPv6 file (false when the kernel has no IPv6).
     pub ipv6: bool,
+    /// nftables: what the loader sends through netlink (see [`Native`]).
+    pub native: Native,
+    /// nftables: through netlink, or with the nft tool.
+    pub via: Via,
+}
+
+/// An nftables rule set as the netlink loader takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Native {
+    /// None (iptables).
+    None,
+    /// nasboot's own rules, encoded at load (`netlink.rs`).
+    Rules(rules::Ruleset),
+    /// What was loaded before, as the kernel dumped it (`--confirm`).
+    Saved(crate::sys::nftnl::Sent),
 }
 
 impl RuleSet {
@@ -144,41 +162,44 @@ impl RuleSet {
 /// Render the model for a backend. Pure.
 pub(crate) fn render(m: &Model, backend: Backend, now: &Observed) -> RuleSet {
     let mut text = String::with_capacity(2048);
-    let v6_at = match backend {
-        Backend::Nftables => {
-            nft::render(m, &mut text).expect("writing to a String");
-            text.len()
+    match backend {
+        Backend::Nftables => nft_rule_set(rules::build(m), text, now.ipv6, now.via),
+        Backend::Iptables => {
+            let v6_at = iptables::render(m, now.left4, now.left6, &mut text).expect("writing to a String");
+            RuleSet { backend, text, v6_at, noflush: true, ipv6: now.ipv6, native: Native::None, via: now.via }
         }
-        Backend::Iptables => iptables::render(m, now.left4, now.left6, &mut text).expect("writing to a String"),
-    };
-    RuleSet { backend, text, v6_at, noflush: true, ipv6: now.ipv6 }
+    }
+}
+
+/// An nftables rule set: its text, and the rules for the netlink loader.
+fn nft_rule_set(rs: rules::Ruleset, mut text: String, ipv6: bool, via: Via) -> RuleSet {
+    nft::render(&rs, &mut text).expect("writing to a String");
+    RuleSet { backend: Backend::Nftables, v6_at: text.len(), text, noflush: true, ipv6, native: Native::Rules(rs), via }
 }
 
 /// The fallback rule set: loopback and `lan` accepted, all else dropped.
-pub(crate) fn fallback(lan: &Ifaces, backend: Backend, ipv6: bool) -> RuleSet {
+pub(crate) fn fallback(lan: &Ifaces, backend: Backend, ipv6: bool, via: Via) -> RuleSet {
     let mut text = String::with_capacity(512);
-    let v6_at = match backend {
-        Backend::Nftables => {
-            nft::render_fallback(lan, &mut text).expect("writing to a String");
-            text.len()
+    match backend {
+        Backend::Nftables => nft_rule_set(rules::fallback(lan), text, ipv6, via),
+        Backend::Iptables => {
+            let v6_at = iptables::render_fallback(lan, &mut text).expect("writing to a String");
+            RuleSet { backend, text, v6_at, noflush: true, ipv6, native: Native::None, via }
         }
-        Backend::Iptables => iptables::render_fallback(lan, &mut text).expect("writing to a String"),
-    };
-    RuleSet { backend, text, v6_at, noflush: true, ipv6 }
+    }
 }
 
 /// The emergency rule set, for a profile that cannot be read (see the
 /// module documentation).
-pub(crate) fn emergency(backend: Backend, ipv6: bool) -> RuleSet {
+pub(crate) fn emergency(backend: Backend, ipv6: bool, via: Via) -> RuleSet {
     let mut text = String::with_capacity(512);
-    let v6_at = match backend {
-        Backend::Nftables => {
-            nft::render_emergency(&mut text).expect("writing to a String");
-            text.len()
+    match backend {
+        Backend::Nftables => nft_rule_set(rules::emergency(), text, ipv6, via),
+        Backend::Iptables => {
+            let v6_at = iptables::render_emergency(&mut text).expect("writing to a String");
+            RuleSet { backend, text, v6_at, noflush: true, ipv6, native: Native::None, via }
         }
-        Backend::Iptables => iptables::render_emergency(&mut text).expect("writing to a String"),
-    };
-    RuleSet { backend, text, v6_at, noflush: true, ipv6 }
+    }
 }
 
 /// Load a rule set.
@@ -223,9 +244,16 @@ impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Action::Load { rules, then, .. } => {
-                let hooks = if rules.text.contains("type filter hook ingress") { ", on the ingress hooks" } else { "" };
-                let fast = if rules.text.contains("\tflowtable ft {") { ", with the flowtable" } else { "" };
+                let (hooks, fast) = match &rules.native {
+                    Native::Rules(r) => (r.ingress(), r.flowtable()),
+                    _ => (false, false),
+                };
+                let hooks = if hooks { ", on the ingress hooks" } else { "" };
+                let fast = if fast { ", with the flowtable" } else { "" };
                 write!(f, "load the {} rule set ({} lines{hooks}{fast})", rules.backend, rules.text.lines().count())?;
+                if rules.backend == Backend::Nftables {
+                    write!(f, " {}", rules.via)?;
+                }
                 for a in then {
                     write!(f, ", then {a}")?;
                 }
@@ -263,6 +291,11 @@ pub(crate) struct Observed {
     pub nat: Option<bool>,
     /// The forwarding sysctls, read only with `forward`.
     pub forwarding: crate::sysctl::Observed,
+    /// How nftables rule sets are loaded here.
+    pub via: Via,
+    /// The kernel's nf_tables tables, asked through netlink; None when it
+    /// was not asked or could not be (see `offer.netlink`).
+    pub nft_tables: Option<Vec<crate::seam::nftables::TableId>>,
 }
 
 /// Whether nasboot's tables (nftables) or chains (iptables) are loaded.
@@ -272,7 +305,11 @@ pub(crate) struct Observed {
 /// has no chain of nasboot's, and its `*-save` does not run (each is a
 /// process on a slow board, and it would create the empty table it asks
 /// about, whose hooks then cost every packet).
-pub(crate) fn ours_loaded(backend: Backend, tables: Option<[Leftovers; 2]>, seams: &mut Seams<'_>) -> Option<bool> {
+pub(crate) fn ours_loaded(backend: Backend, now: &Observed, seams: &mut Seams<'_>) -> Option<bool> {
+    if let (Backend::Nftables, Some(tables)) = (backend, &now.nft_tables) {
+        return Some(tables.iter().any(|(family, name)| rules::ours(*family, name)));
+    }
+    let tables = now.iptables_tables();
     let probes: &[(&str, &[&str], &[&str])] = match backend {
         Backend::Nftables => &[("nft", &["list", "tables"], &["table inet nasboot", "table ip nasboot_nat"])],
         Backend::Iptables => &[("iptables-save", &["-t", "filter"], &[":nasboot-"]), ("ip6tables-save", &["-t", "filter"], &[":nasboot-"])],
@@ -319,32 +356,49 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         Err(e) => (Leftovers::default(), e.kind() == std::io::ErrorKind::NotFound && !relocated),
     };
     let ((mut left4, known4), (mut left6, known6)) = (names(paths::IP_TABLES_NAMES), names(paths::IP6_TABLES_NAMES));
+    let fw = &p.firewall;
+    // The kernel's nf_tables, asked once through netlink: whether nasboot
+    // can load nftables itself, and what tables there are. Not asked for
+    // a board that uses legacy iptables: asking could load nf_tables.
+    let legacy = fw.backend == crate::config::firewall::Backend::Iptables && iptables_legacy(seams);
+    let (nft_tables, netlink) = match legacy {
+        true => (None, Some(nix::libc::ENOPROTOOPT)),
+        false => match seams.nft.tables() {
+            Ok(t) => (Some(t), None),
+            Err(e) => (None, Some(e.raw_os_error().unwrap_or(nix::libc::EIO))),
+        },
+    };
     let offer = backend::Offer {
         kernel,
         nft: seams.runner.which("nft").is_some(),
+        netlink,
         iptables_restore: seams.runner.which("iptables-restore").is_some(),
     };
-    let fw = &p.firewall;
     let backend = backend::choose(fw.backend, offer);
-    let mut tables_complete = backend == Backend::Iptables && known4 && known6 && iptables_legacy(seams);
-    if offer.nft && backend == Backend::Iptables && !tables_complete {
+    let mut tables_complete = backend == Backend::Iptables && known4 && known6 && (legacy || iptables_legacy(seams));
+    if backend == Backend::Iptables && !tables_complete {
         // iptables-nft keeps its tables in nf_tables, not in ip_tables_names:
         // with both lists read, every table is known.
-        let cmd = Cmd { program: "nft", args: &["list", "tables"], stdin: None, timeout: Duration::from_secs(30) };
-        if let Ok(out) = seams.runner.run(&cmd) {
-            let text = String::from_utf8_lossy(&out.stdout);
-            for line in text.lines() {
-                match line.trim() {
-                    "table ip filter" => left4.filter = true,
-                    "table ip raw" => left4.raw = true,
-                    "table ip nat" => left4.nat = true,
-                    "table ip6 filter" => left6.filter = true,
-                    "table ip6 raw" => left6.raw = true,
-                    "table ip6 nat" => left6.nat = true,
+        let listed = match &nft_tables {
+            Some(t) => Some(t.iter().map(|(f, n)| (*f, n.clone())).collect::<Vec<_>>()),
+            None if offer.nft => nft_list_tables(seams),
+            None => None,
+        };
+        if let Some(listed) = listed {
+            for (family, name) in &listed {
+                let left = match *family {
+                    crate::sys::nftnl::NFPROTO_IPV4 => &mut left4,
+                    crate::sys::nftnl::NFPROTO_IPV6 => &mut left6,
+                    _ => continue,
+                };
+                match name.as_str() {
+                    "filter" => left.filter = true,
+                    "raw" => left.raw = true,
+                    "nat" => left.nat = true,
                     _ => {}
                 }
             }
-            tables_complete = out.success() && known4 && known6;
+            tables_complete = known4 && known6;
         }
     }
     let links = (fw.hook == Hook::Auto && fw.ingress_fits() && backend == Backend::Nftables && offer.kernel >= Some(backend::INET_INGRESS))
@@ -361,11 +415,36 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         nat = modules.has(seams, "nf_nat");
     }
     let forwarding = if router { crate::sysctl::observe(&forwarding_wanted(ipv6), seams) } else { crate::sysctl::Observed::default() };
-    let mut seen = Observed { offer, ipv6, left4, left6, tables_complete, ours_loaded: None, links, flowtable, nat, forwarding };
+    let via = backend::via(fw.loader, offer);
+    let mut seen =
+        Observed { offer, ipv6, left4, left6, tables_complete, ours_loaded: None, links, flowtable, nat, forwarding, via, nft_tables };
     if fw.profile == FwProfile::Off {
-        seen.ours_loaded = ours_loaded(backend, seen.iptables_tables(), seams);
+        seen.ours_loaded = ours_loaded(backend, &seen, seams);
     }
     seen
+}
+
+/// `nft list tables`, where netlink cannot be had: (family, name) of
+/// each table; None when nft did not answer.
+fn nft_list_tables(seams: &mut Seams<'_>) -> Option<Vec<crate::seam::nftables::TableId>> {
+    let cmd = Cmd { program: "nft", args: &["list", "tables"], stdin: None, timeout: Duration::from_secs(30) };
+    let out = seams.runner.run(&cmd).ok().filter(|o| o.success())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let family = |f: &str| match f {
+        "ip" => Some(crate::sys::nftnl::NFPROTO_IPV4),
+        "ip6" => Some(crate::sys::nftnl::NFPROTO_IPV6),
+        "inet" => Some(crate::sys::nftnl::NFPROTO_INET),
+        _ => None,
+    };
+    Some(
+        text.lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                (w.next() == Some("table")).then_some(())?;
+                Some((family(w.next()?)?, w.next()?.to_string()))
+            })
+            .collect(),
+    )
 }
 
 /// The sysctls that make a router: IPv4 forwarding, and IPv6 when the
@@ -474,7 +553,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
         });
     }
     let tool_present = match backend {
-        Backend::Nftables => now.offer.nft,
+        Backend::Nftables => now.offer.nft || now.via == Via::Netlink,
         Backend::Iptables => now.offer.iptables_restore,
     };
     if m.kind == Kind::Off && (!tool_present || now.ours_loaded == Some(false)) {

@@ -5,7 +5,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::netif::{EthtoolSet, Features, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry};
-use super::real::{files::RealFiles, netif::RealNetif, runner::RealRunner, sysctl::RealSysctl, Root};
+use super::nftables::{CommitError, Nftables, TableId};
+use super::real::{files::RealFiles, netif::RealNetif, nfnl::RealNftables, runner::RealRunner, sysctl::RealSysctl, Root};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Sysctl};
 use crate::config::types::{IfName, IpNet};
@@ -105,6 +106,28 @@ impl Runner for DryRunRunner {
     }
     fn resolve(&mut self, program: &str) -> Option<PathBuf> {
         self.real.resolve(program)
+    }
+}
+
+/// Reads the kernel's nf_tables tables; commits nothing.
+#[derive(Default)]
+pub struct DryRunNftables {
+    real: RealNftables,
+}
+
+impl Nftables for DryRunNftables {
+    fn tables(&mut self) -> io::Result<Vec<TableId>> {
+        self.real.tables()
+    }
+    fn dump(&mut self, kind: u8, family: u8, table: &str, set: Option<&str>, each: &mut dyn FnMut(u8, &[u8])) -> io::Result<()> {
+        self.real.dump(kind, family, table, set, each)
+    }
+    fn next_seq(&mut self) -> u32 {
+        1
+    }
+    fn commit(&mut self, batch: &crate::sys::nftnl::Sent) -> Result<(), CommitError> {
+        say(format_args!("commit one nf_tables batch of {} messages ({} bytes) through netlink", batch.starts.len(), batch.bytes.len()));
+        Ok(())
     }
 }
 

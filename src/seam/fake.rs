@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::netif::{EthtoolSet, Features, Kind, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry, ARPHRD_ETHER, OURS};
+use super::nftables::{CommitError, Nftables, TableId};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Seams, Sysctl};
 use crate::config::types::{IfName, IpNet};
@@ -725,6 +726,126 @@ impl WatchdogPort for FakeWatchdogPort {
     }
 }
 
+/// A fake nf_tables: the kernel's tables, each with the messages that
+/// filled it, and its all-or-nothing commit. Modelled, as the kernel does
+/// them: a batch must be framed by BATCH_BEGIN and BATCH_END; NEWTABLE
+/// creates a missing table and keeps an existing one; DELTABLE of a
+/// missing table is ENOENT; an object for a missing table is ENOENT; one
+/// refused message leaves every table as it was; a dump gives back each
+/// object as it was sent, in order (what `--confirm` replays). Not
+/// modelled: the expressions' meaning, names that do not resolve (a jump
+/// to a missing chain, a missing set or hook device), the kernel's own
+/// checks of each attribute, and handles.
+#[derive(Default)]
+pub(crate) struct FakeNftables {
+    /// The socket is refused with this errno (EPROTONOSUPPORT, as under
+    /// qemu-user), or the dump with it (a kernel without nf_tables).
+    pub refused: Option<i32>,
+    /// (family, name) -> the (NFT_MSG_NEW*, attributes) messages in it.
+    pub tables: BTreeMap<TableId, Vec<(u8, Vec<u8>)>>,
+    /// A rule with an expression of this name is refused with this errno,
+    /// and the extended ack points at the expression: a kernel without
+    /// that expression's module (ENOENT).
+    pub missing_expr: Option<(&'static str, i32)>,
+    /// Batches committed or refused, in order.
+    pub batches: Vec<Vec<u8>>,
+    pub journal: Journal,
+}
+
+impl FakeNftables {
+    fn refuse(&self) -> io::Result<()> {
+        self.refused.map_or(Ok(()), |e| Err(io::Error::from_raw_os_error(e)))
+    }
+
+    /// Carry out one message on `tables`.
+    fn apply(
+        &self,
+        tables: &mut BTreeMap<TableId, Vec<(u8, Vec<u8>)>>,
+        kind: u8,
+        family: u8,
+        msg: &[u8],
+    ) -> Result<(), (i32, Option<u32>)> {
+        use crate::sys::nftnl::{self as nl, Order};
+        let attrs = &msg[nl::NLMSG_HDRLEN + nl::NFGENMSG_LEN..];
+        let name = |k| nl::find(attrs, Order::HOST, k).map(|v| nl::str_value(v).to_string()).unwrap_or_default();
+        match kind {
+            nl::NEWTABLE => {
+                tables.entry((family, name(nl::TABLE_NAME))).or_default();
+            }
+            nl::DELTABLE => {
+                tables.remove(&(family, name(nl::TABLE_NAME))).ok_or((nix::libc::ENOENT, None))?;
+            }
+            _ => {
+                if let (nl::NEWRULE, Some((expr, errno))) = (kind, self.missing_expr) {
+                    let list = nl::find(attrs, Order::HOST, nl::RULE_EXPRESSIONS).unwrap_or_default();
+                    let start = list.as_ptr() as usize - msg.as_ptr() as usize;
+                    let mut at = start;
+                    let mut hit = None;
+                    let _ = nl::each_attr(list, Order::HOST, &mut |_, elem| {
+                        if nl::expr_at(msg, at as u32, Order::HOST) == Some(expr) && hit.is_none() {
+                            hit = Some(at as u32);
+                        }
+                        at += (4 + elem.len() + 3) & !3;
+                        Ok(())
+                    });
+                    if let Some(offset) = hit {
+                        return Err((errno, Some(offset)));
+                    }
+                }
+                let objs = tables.get_mut(&(family, name(1))).ok_or((nix::libc::ENOENT, None))?;
+                objs.push((kind, attrs.to_vec()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Nftables for FakeNftables {
+    fn tables(&mut self) -> io::Result<Vec<TableId>> {
+        self.refuse()?;
+        Ok(self.tables.keys().cloned().collect())
+    }
+    fn dump(&mut self, kind: u8, family: u8, table: &str, set: Option<&str>, each: &mut dyn FnMut(u8, &[u8])) -> io::Result<()> {
+        use crate::sys::nftnl::{self as nl, Order};
+        self.refuse()?;
+        let Some(objs) = self.tables.get(&(family, table.to_string())) else { return Err(io::Error::from_raw_os_error(nix::libc::ENOENT)) };
+        for (k, attrs) in objs.iter().filter(|(k, _)| *k + 1 == kind) {
+            if set.is_some_and(|s| nl::find(attrs, Order::HOST, nl::SET_ELEM_LIST_SET).map(nl::str_value) != Some(s)) {
+                continue;
+            }
+            each(*k, attrs);
+        }
+        Ok(())
+    }
+    fn next_seq(&mut self) -> u32 {
+        1
+    }
+    fn commit(&mut self, batch: &crate::sys::nftnl::Sent) -> Result<(), CommitError> {
+        use crate::sys::nftnl::NLMSG_HDRLEN;
+        self.refuse().map_err(CommitError::Io)?;
+        self.batches.push(batch.bytes.clone());
+        let msgs: Vec<(u32, usize)> = batch.starts.clone();
+        self.journal.borrow_mut().push(format!("nf_tables commit {} messages", msgs.len().saturating_sub(2)));
+        let b = &batch.bytes;
+        let kind_of = |at: usize| u16::from_ne_bytes([b[at + 4], b[at + 5]]);
+        let framed = msgs.len() >= 2 && kind_of(msgs[0].1) == 0x10 && kind_of(msgs[msgs.len() - 1].1) == 0x11;
+        if !framed {
+            return Err(CommitError::Refused { seq: msgs.first().map_or(0, |m| m.0), errno: nix::libc::EINVAL, text: None, offset: None });
+        }
+        let mut tables = self.tables.clone();
+        for (seq, at) in &msgs[1..msgs.len() - 1] {
+            let len = u32::from_ne_bytes(b[*at..at + 4].try_into().expect("4 bytes")) as usize;
+            let msg = &b[*at..at + len];
+            let (kind, family) = ((kind_of(*at) & 0xff) as u8, msg[NLMSG_HDRLEN]);
+            if let Err((errno, offset)) = self.apply(&mut tables, kind, family, msg) {
+                return Err(CommitError::Refused { seq: *seq, errno, text: None, offset });
+            }
+        }
+        self.tables = tables;
+        Ok(())
+    }
+}
+
 /// A whole fake board: every seam sharing one journal.
 #[derive(Default)]
 pub(crate) struct FakeBoard {
@@ -733,6 +854,7 @@ pub(crate) struct FakeBoard {
     pub sysctl: FakeSysctl,
     pub runner: FakeRunner,
     pub netif: FakeNetif,
+    pub nft: FakeNftables,
     pub watchdog: FakeWatchdogPort,
 }
 
@@ -744,6 +866,7 @@ impl FakeBoard {
             sysctl: FakeSysctl { journal: journal.clone(), ..FakeSysctl::default() },
             runner: FakeRunner { journal: journal.clone(), ..FakeRunner::default() },
             netif: FakeNetif { journal: journal.clone(), ..FakeNetif::default() },
+            nft: FakeNftables { journal: journal.clone(), ..FakeNftables::default() },
             watchdog: FakeWatchdogPort { journal: journal.clone(), ..FakeWatchdogPort::default() },
             journal,
         }
@@ -755,6 +878,7 @@ impl FakeBoard {
             sysctl: &mut self.sysctl,
             runner: &mut self.runner,
             netif: &mut self.netif,
+            nft: &mut self.nft,
             watchdog: &mut self.watchdog,
         }
     }

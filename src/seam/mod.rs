@@ -7,6 +7,7 @@
 //! | [`Sysctl`] | /proc/sys | `real::sysctl` | `dryrun` | `fake` |
 //! | [`Runner`] | running a tool, argv only, never a shell | `real::runner` | `dryrun` | `fake` |
 //! | [`netif::Netif`] | interface ioctls and rtnetlink | `real::netif` | `dryrun` | `fake` |
+//! | [`nftables::Nftables`] | nf_tables over NETLINK_NETFILTER | `real::nfnl` | `dryrun` | `fake` |
 //! | [`watchdog::WatchdogPort`] | the watchdog device | `real::watchdog` | `dryrun` | `fake` |
 //!
 //! The real implementations relocate every path under `--root`. The
@@ -19,6 +20,7 @@ pub(crate) mod dryrun;
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod fake;
 pub(crate) mod netif;
+pub(crate) mod nftables;
 pub(crate) mod real;
 pub(crate) mod watchdog;
 
@@ -176,6 +178,7 @@ pub struct Seams<'a> {
     pub sysctl: &'a mut dyn Sysctl,
     pub runner: &'a mut dyn Runner,
     pub netif: &'a mut dyn netif::Netif,
+    pub nft: &'a mut dyn nftables::Nftables,
     pub watchdog: &'a mut dyn watchdog::WatchdogPort,
 }
 

@@ -10,5 +10,6 @@
 //!   `_IOC` encoding per architecture.
 
 pub(crate) mod ethtool;
+pub(crate) mod nftnl;
 pub(crate) mod rtnl;
 pub(crate) mod watchdog;

@@ -4,6 +4,7 @@ pub(crate) mod ethtool;
 pub(crate) mod files;
 pub(crate) mod netif;
 pub(crate) mod netlink;
+pub(crate) mod nfnl;
 pub(crate) mod runner;
 pub(crate) mod spawn;
 pub(crate) mod sysctl;

@@ -1,0 +1,510 @@
+//! The netlink emitter: the rule set ([`super::rules`]) as one nf_tables
+//! batch, the messages nft 1.0.6 sends for the same `nft -f` file (byte
+//! for byte, and with its flags: NEWTABLE and DELTABLE none, NEWRULE
+//! create and append, the others create), in its order: per table,
+//! NEWTABLE, DELTABLE, NEWTABLE, then every chain,
+//! the named sets with their elements, the flowtable, and the rules, each
+//! anonymous set just before the rule that uses it.
+//!
+//! The expressions are the ones `nft --debug=netlink` shows for the
+//! file (the table in `shared/reference/nftables-netlink.md`), with the
+//! dependencies nft inserts: `meta l4proto` before a transport header
+//! field, `meta nfproto` before an IPv4 or IPv6 field in the `inet`
+//! table, each once per rule; and nft's merge of `udp sport A udp dport
+//! B` into one 4-byte compare. Set userdata is written as nft writes it,
+//! so that `nft list ruleset` on a board that has nft shows the same
+//! rules. The encoding itself is `crate::sys::nftnl`'s.
+
+use super::rules::{Base, Family, Hook, Item, PortMatch, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_PREFIX};
+use crate::config::firewall::Proto;
+use crate::config::types::{IfName, IpNet};
+use crate::sys::nftnl::{self as nl, Expr, Order, Sent, Udata, Writer};
+
+/// What each message of a batch came from, to name it in an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    Table { table: usize },
+    Flowtable { table: usize },
+    Set { table: usize, set: usize },
+    Chain { table: usize, chain: usize },
+    Rule { table: usize, chain: usize, rule: usize },
+}
+
+/// A batch and where each of its messages came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Encoded {
+    pub sent: Sent,
+    pub origins: Vec<(u32, Origin)>,
+}
+
+impl Encoded {
+    pub(crate) fn origin(&self, seq: u32) -> Option<Origin> {
+        self.origins.iter().find(|(s, _)| *s == seq).map(|(_, o)| *o)
+    }
+}
+
+fn nfproto(f: Family) -> u8 {
+    match f {
+        Family::Inet => nl::NFPROTO_INET,
+        Family::Ip => nl::NFPROTO_IPV4,
+    }
+}
+
+struct Enc {
+    w: Writer,
+    origins: Vec<(u32, Origin)>,
+    set_id: u32,
+}
+
+/// Encode `rs` as one batch, its messages numbered from `seq`. Pure.
+pub(crate) fn encode(rs: &Ruleset, order: Order, seq: u32) -> Encoded {
+    let mut e = Enc { w: Writer::batch(order, seq), origins: Vec::new(), set_id: 0 };
+    for (ti, t) in rs.tables.iter().enumerate() {
+        e.table(ti, t);
+    }
+    Encoded { sent: e.w.finish_batch(), origins: e.origins }
+}
+
+/// nft's typeof userdata for a payload field: the expression kind, then
+/// its protocol description and field (proto_desc ids: icmp 4, udp 6,
+/// tcp 8, icmpv6 14; fields: sport or type 1, dport 2).
+fn typeof_payload(u: &mut Udata, desc: u32, field: u32) {
+    u.nest(nl::UDATA_KEY_TYPEOF, |u| {
+        u.u32(nl::UDATA_TYPEOF_EXPR, nl::EXPR_PAYLOAD).nest(nl::UDATA_TYPEOF_DATA, |u| {
+            u.u32(0, desc).u32(1, field);
+        });
+    });
+}
+
+fn typeof_meta(u: &mut Udata, key: u32) {
+    u.nest(nl::UDATA_KEY_TYPEOF, |u| {
+        u.u32(nl::UDATA_TYPEOF_EXPR, nl::EXPR_META).nest(nl::UDATA_TYPEOF_DATA, |u| {
+            u.u32(0, key);
+        });
+    });
+}
+
+/// An interface name as meta loads it: 16 bytes, NUL padded.
+fn ifname(n: &IfName) -> [u8; 16] {
+    let mut b = [0; 16];
+    b[..n.as_str().len()].copy_from_slice(n.as_str().as_bytes());
+    b
+}
+
+fn proto_num(p: Proto) -> u8 {
+    match p {
+        Proto::Tcp => 6,
+        Proto::Udp => 17,
+    }
+}
+
+/// An anonymous set's key: its type, length, and nft's userdata.
+struct AnonKey {
+    ty: u32,
+    len: u32,
+    udata: Udata,
+}
+
+/// The rule's dependencies so far: nft inserts each once per rule.
+#[derive(Default)]
+struct Deps {
+    nfproto: Option<u8>,
+    l4: Option<u8>,
+}
+
+impl Enc {
+    fn order(&self) -> Order {
+        self.w.order()
+    }
+
+    fn table(&mut self, ti: usize, t: &Replace) {
+        let fam = nfproto(t.family);
+        for kind in [nl::NEWTABLE, nl::DELTABLE] {
+            let seq = self.w.msg(kind, fam, 0);
+            self.w.put_str(nl::TABLE_NAME, t.name);
+            if kind == nl::NEWTABLE {
+                self.w.put_be32(nl::TABLE_FLAGS, 0);
+            }
+            self.origins.push((seq, Origin::Table { table: ti }));
+        }
+        let Some(body) = &t.body else { return };
+        let seq = self.w.msg(nl::NEWTABLE, fam, 0);
+        self.w.put_str(nl::TABLE_NAME, t.name);
+        self.w.put_be32(nl::TABLE_FLAGS, 0);
+        self.origins.push((seq, Origin::Table { table: ti }));
+        for (ci, c) in body.chains.iter().enumerate() {
+            let seq = self.w.msg(nl::NEWCHAIN, fam, nl::NLM_F_CREATE);
+            self.w.put_str(nl::CHAIN_TABLE, t.name);
+            self.w.put_str(nl::CHAIN_NAME, &c.name);
+            if let Some(b) = &c.base {
+                self.base(b);
+            }
+            self.origins.push((seq, Origin::Chain { table: ti, chain: ci }));
+        }
+        let first_named = self.set_id + 1;
+        for (si, s) in body.sets.iter().enumerate() {
+            self.set_id += 1;
+            let mut u = Udata::new(self.order());
+            u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_BIG);
+            let seq = self.new_set(fam, t.name, s.name, nl::TYPE_INET_SERVICE, 2, None, &u);
+            self.origins.push((seq, Origin::Set { table: ti, set: si }));
+            let seq = self.elements(fam, t.name, s.name, s.ports.iter().map(|p| (p.to_be_bytes(), None)));
+            self.origins.push((seq, Origin::Set { table: ti, set: si }));
+        }
+        if let Some(devs) = &body.flowtable {
+            let seq = self.w.msg(nl::NEWFLOWTABLE, fam, nl::NLM_F_CREATE);
+            self.w.put_str(nl::FLOWTABLE_TABLE, t.name);
+            self.w.put_str(nl::FLOWTABLE_NAME, FLOWTABLE);
+            let h = self.w.nest(nl::FLOWTABLE_HOOK);
+            self.w.put_be32(nl::FLOWTABLE_HOOK_NUM, 0);
+            self.w.put_be32(nl::FLOWTABLE_HOOK_PRIORITY, 0);
+            let d = self.w.nest(nl::FLOWTABLE_HOOK_DEVS);
+            // nft sends the devices in the reverse of the file's order.
+            for dev in devs.iter().rev() {
+                self.w.put_str(nl::DEVICE_NAME, dev.as_str());
+            }
+            self.w.end(d);
+            self.w.end(h);
+            self.w.put_be32(nl::FLOWTABLE_FLAGS, 0);
+            self.origins.push((seq, Origin::Flowtable { table: ti }));
+        }
+        for (ci, c) in body.chains.iter().enumerate() {
+            for (ri, r) in c.rules.iter().enumerate() {
+                let named = |name: &str| body.sets.iter().position(|s| s.name == name).map_or(0, |i| first_named + i as u32);
+                let seq = self.rule(t.family, t.name, &c.name, r, &named);
+                self.origins.push((seq, Origin::Rule { table: ti, chain: ci, rule: ri }));
+            }
+        }
+    }
+
+    fn base(&mut self, b: &Base) {
+        self.w.put_str(nl::CHAIN_TYPE, if b.nat { "nat" } else { "filter" });
+        self.w.put_be32(nl::CHAIN_POLICY, if b.accept { nl::VERDICT_ACCEPT } else { nl::VERDICT_DROP });
+        let h = self.w.nest(nl::CHAIN_HOOK);
+        let num = match b.hook {
+            Hook::Prerouting => nl::HOOK_PREROUTING,
+            Hook::Input => nl::HOOK_INPUT,
+            Hook::Forward => nl::HOOK_FORWARD,
+            Hook::Output => nl::HOOK_OUTPUT,
+            Hook::Postrouting => nl::HOOK_POSTROUTING,
+            Hook::Ingress(_) => nl::HOOK_INGRESS,
+        };
+        self.w.put_be32(nl::HOOK_HOOKNUM, num);
+        self.w.put_be32(nl::HOOK_PRIORITY, b.priority as u32);
+        if let Hook::Ingress(dev) = &b.hook {
+            self.w.put_str(nl::HOOK_DEV, dev.as_str());
+        }
+        self.w.end(h);
+    }
+
+    /// NEWSET: `desc` is the element count of an anonymous set (a
+    /// constant one; a map if it has `data`), None for a named one.
+    #[allow(clippy::too_many_arguments)]
+    fn new_set(&mut self, fam: u8, table: &str, name: &str, ty: u32, len: u32, desc: Option<(u32, bool)>, u: &Udata) -> u32 {
+        let seq = self.w.msg(nl::NEWSET, fam, nl::NLM_F_CREATE);
+        self.w.put_str(nl::SET_TABLE, table);
+        self.w.put_str(nl::SET_NAME, name);
+        let flags = match desc {
+            None => 0,
+            Some((_, false)) => nl::SET_ANONYMOUS | nl::SET_CONSTANT,
+            Some((_, true)) => nl::SET_ANONYMOUS | nl::SET_CONSTANT | nl::SET_MAP,
+        };
+        self.w.put_be32(nl::SET_FLAGS, flags);
+        self.w.put_be32(nl::SET_KEY_TYPE, ty);
+        self.w.put_be32(nl::SET_KEY_LEN, len);
+        if let Some((_, true)) = desc {
+            self.w.put_be32(nl::SET_DATA_TYPE, nl::DATA_VERDICT_TYPE);
+            self.w.put_be32(nl::SET_DATA_LEN, 0);
+        }
+        self.w.put_be32(nl::SET_ID, self.set_id);
+        if let Some((size, _)) = desc {
+            let d = self.w.nest(nl::SET_DESC);
+            self.w.put_be32(nl::SET_DESC_SIZE, size);
+            self.w.end(d);
+        }
+        self.w.put(nl::SET_USERDATA, u.bytes());
+        seq
+    }
+
+    /// NEWSETELEM: each key, with its verdict in a map.
+    fn elements<'s, K: AsRef<[u8]>>(
+        &mut self,
+        fam: u8,
+        table: &str,
+        set: &str,
+        elems: impl Iterator<Item = (K, Option<(u32, Option<&'s str>)>)>,
+    ) -> u32 {
+        let seq = self.w.msg(nl::NEWSETELEM, fam, nl::NLM_F_CREATE);
+        self.w.put_str(nl::SET_ELEM_LIST_TABLE, table);
+        self.w.put_str(nl::SET_ELEM_LIST_SET, set);
+        self.w.put_be32(nl::SET_ELEM_LIST_SET_ID, self.set_id);
+        let list = self.w.nest(nl::SET_ELEM_LIST_ELEMENTS);
+        for (i, (key, data)) in elems.enumerate() {
+            // nft numbers the elements' nests from 1; the kernel reads
+            // them in order whatever their type.
+            let el = self.w.nest(i as u16 + 1);
+            self.w.put_data(nl::SET_ELEM_KEY, key.as_ref());
+            if let Some((code, chain)) = data {
+                self.w.put_verdict(nl::SET_ELEM_DATA, code, chain);
+            }
+            self.w.end(el);
+        }
+        self.w.end(list);
+        seq
+    }
+
+    /// An anonymous set of `keys`, before the rule that looks it up; its id.
+    fn anon<K: AsRef<[u8]>>(&mut self, fam: u8, table: &str, key: AnonKey, keys: impl ExactSizeIterator<Item = K>) -> u32 {
+        self.set_id += 1;
+        let n = keys.len() as u32;
+        self.new_set(fam, table, "__set%d", key.ty, key.len, Some((n, false)), &key.udata);
+        self.elements(fam, table, "__set%d", keys.map(|k| (k, None)));
+        self.set_id
+    }
+
+    /// The anonymous sets an item needs, written now (before the rule's
+    /// message); their ids in `ids`, in the order `lower` uses them.
+    fn sets_for(&mut self, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
+        let o = self.order();
+        let mut u = Udata::new(o);
+        match it {
+            Item::IfName { out, names, .. } if names.len() > 1 => {
+                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_HOST);
+                typeof_meta(&mut u, if *out { nl::META_OIFNAME } else { nl::META_IIFNAME });
+                let id = self.anon(fam, table, AnonKey { ty: nl::TYPE_IFNAME, len: 16, udata: u }, names.iter().map(ifname));
+                ids.push(id);
+            }
+            Item::TcpOrUdp => {
+                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_HOST);
+                typeof_meta(&mut u, nl::META_L4PROTO);
+                ids.push(self.anon(fam, table, AnonKey { ty: nl::TYPE_INET_PROTO, len: 1, udata: u }, [[6u8], [17u8]].into_iter()));
+            }
+            Item::Port { proto, src, m: PortMatch::Any(ports) } => {
+                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_BIG);
+                typeof_payload(&mut u, if *proto == Proto::Tcp { 8 } else { 6 }, if *src { 1 } else { 2 });
+                let keys = ports.iter().map(|p| p.to_be_bytes());
+                ids.push(self.anon(fam, table, AnonKey { ty: nl::TYPE_INET_SERVICE, len: 2, udata: u }, keys));
+            }
+            Item::Icmp { v6, types } if types.len() > 1 => {
+                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_BIG);
+                typeof_payload(&mut u, if *v6 { 14 } else { 4 }, 1);
+                let ty = if *v6 { nl::TYPE_ICMPV6 } else { nl::TYPE_ICMP };
+                ids.push(self.anon(fam, table, AnonKey { ty, len: 1, udata: u }, types.iter().map(|(_, t)| [*t])));
+            }
+            Item::Vmap(map) => {
+                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_HOST).u32(nl::UDATA_DATABYTEORDER, 0);
+                u.nest(nl::UDATA_DATA_TYPEOF, |u| {
+                    u.u32(nl::UDATA_TYPEOF_EXPR, nl::EXPR_VERDICT).nest(nl::UDATA_TYPEOF_DATA, |_| {});
+                });
+                u.u32(nl::UDATA_DATA_INTERVAL, 0);
+                self.set_id += 1;
+                self.new_set(fam, table, "__map%d", nl::TYPE_IFNAME, 16, Some((map.len() as u32, true)), &u);
+                let elems = map.iter().map(|(n, v)| {
+                    let (code, chain) = verdict(v);
+                    (ifname(n), Some((code, chain)))
+                });
+                self.elements(fam, table, "__map%d", elems);
+                ids.push(self.set_id);
+            }
+            _ => {}
+        }
+    }
+
+    fn rule(&mut self, family: Family, table: &str, chain: &str, r: &Rule, named: &dyn Fn(&str) -> u32) -> u32 {
+        let fam = nfproto(family);
+        let mut ids = Vec::new();
+        for it in &r.items {
+            self.sets_for(fam, table, it, &mut ids);
+        }
+        let seq = self.w.msg(nl::NEWRULE, fam, nl::NLM_F_CREATE | nl::NLM_F_APPEND);
+        self.w.put_str(nl::RULE_TABLE, table);
+        self.w.put_str(nl::RULE_CHAIN, chain);
+        let list = self.w.nest(nl::RULE_EXPRESSIONS);
+        let mut deps = Deps::default();
+        let mut ids = ids.into_iter();
+        let mut items = r.items.iter().peekable();
+        while let Some(it) = items.next() {
+            // nft merges `udp sport A udp dport B` into one 4-byte compare.
+            if let (
+                Item::Port { proto, src: true, m: PortMatch::One(s) },
+                Some(Item::Port { proto: p2, src: false, m: PortMatch::One(d) }),
+            ) = (it, items.peek())
+            {
+                if p2 == proto {
+                    self.l4(&mut deps, proto_num(*proto));
+                    let mut data = [0; 4];
+                    data[..2].copy_from_slice(&s.to_be_bytes());
+                    data[2..].copy_from_slice(&d.to_be_bytes());
+                    self.w.expr(&Expr::Payload { base: nl::PAYLOAD_TRANSPORT, offset: 0, len: 4 });
+                    self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &data });
+                    items.next();
+                    continue;
+                }
+            }
+            self.lower(family, it, &mut deps, &mut ids, named);
+        }
+        self.w.end(list);
+        seq
+    }
+
+    fn l4(&mut self, deps: &mut Deps, proto: u8) {
+        if deps.l4 != Some(proto) {
+            self.w.expr(&Expr::Meta { key: nl::META_L4PROTO });
+            self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &[proto] });
+            deps.l4 = Some(proto);
+        }
+    }
+
+    fn nfproto(&mut self, family: Family, deps: &mut Deps, proto: u8) {
+        if family == Family::Inet && deps.nfproto != Some(proto) {
+            self.w.expr(&Expr::Meta { key: nl::META_NFPROTO });
+            self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &[proto] });
+            deps.nfproto = Some(proto);
+        }
+    }
+
+    /// A compare against a host-order u32 that meta, ct or fib loaded.
+    fn cmp_host(&mut self, op: u32, v: u32) {
+        let data = self.order().u32(v);
+        self.w.expr(&Expr::Cmp { op, data: &data });
+    }
+
+    /// `ct state`/`ct status` flag test: `reg & bits != 0` (host order).
+    fn ct_flags(&mut self, key: u32, bits: u32) {
+        let mask = self.order().u32(bits);
+        self.w.expr(&Expr::Ct { key });
+        self.w.expr(&Expr::Bitwise { mask: &mask, op: false });
+        self.cmp_host(nl::CMP_NEQ, 0);
+    }
+
+    fn lower(&mut self, family: Family, it: &Item, deps: &mut Deps, ids: &mut impl Iterator<Item = u32>, named: &dyn Fn(&str) -> u32) {
+        let mut lookup = |e: &mut Enc, map: bool| {
+            let id = ids.next().unwrap_or(0);
+            e.w.expr(&Expr::Lookup { set: if map { "__map%d" } else { "__set%d" }, id, map });
+        };
+        match it {
+            Item::IfName { out, names, .. } => {
+                self.w.expr(&Expr::Meta { key: if *out { nl::META_OIFNAME } else { nl::META_IIFNAME } });
+                match names.as_slice() {
+                    [one] => self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &ifname(one) }),
+                    _ => lookup(self, false),
+                }
+            }
+            Item::IifLo => {
+                self.w.expr(&Expr::Meta { key: nl::META_IIF });
+                self.cmp_host(nl::CMP_EQ, nl::LOOPBACK_IFINDEX);
+            }
+            Item::TcpOrUdp => {
+                self.w.expr(&Expr::Meta { key: nl::META_L4PROTO });
+                lookup(self, false);
+            }
+            Item::Port { proto, src, m } => {
+                self.l4(deps, proto_num(*proto));
+                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_TRANSPORT, offset: if *src { 0 } else { 2 }, len: 2 });
+                match m {
+                    PortMatch::One(p) => self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &p.to_be_bytes() }),
+                    PortMatch::Range(r) => {
+                        self.w.expr(&Expr::Cmp { op: nl::CMP_GTE, data: &r.lo().to_be_bytes() });
+                        self.w.expr(&Expr::Cmp { op: nl::CMP_LTE, data: &r.hi().to_be_bytes() });
+                    }
+                    PortMatch::Any(_) => lookup(self, false),
+                    PortMatch::Named(set) => self.w.expr(&Expr::Lookup { set, id: named(set), map: false }),
+                }
+            }
+            Item::TcpFlags { mask, eq, value } => {
+                self.l4(deps, 6);
+                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_TRANSPORT, offset: 13, len: 1 });
+                self.w.expr(&Expr::Bitwise { mask: &[*mask], op: true });
+                self.w.expr(&Expr::Cmp { op: if *eq { nl::CMP_EQ } else { nl::CMP_NEQ }, data: &[*value] });
+            }
+            Item::CtState { invalid } => {
+                let bits = if *invalid { nl::CT_INVALID } else { nl::CT_ESTABLISHED | nl::CT_RELATED };
+                self.ct_flags(nl::CT_STATE, bits);
+            }
+            Item::CtDnat => self.ct_flags(nl::CT_STATUS, nl::CT_STATUS_DNAT),
+            Item::Ip { src, eq, net } => {
+                self.nfproto(family, deps, nl::NFPROTO_IPV4);
+                self.ipv4(*src, *eq, net);
+            }
+            Item::IpTcp => {
+                self.nfproto(family, deps, nl::NFPROTO_IPV4);
+                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_NETWORK, offset: 9, len: 1 });
+                self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &[6] });
+            }
+            Item::IpFrag { eq, value } => {
+                self.nfproto(family, deps, nl::NFPROTO_IPV4);
+                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_NETWORK, offset: 6, len: 2 });
+                self.w.expr(&Expr::Bitwise { mask: &[0x1f, 0xff], op: true });
+                self.w.expr(&Expr::Cmp { op: if *eq { nl::CMP_EQ } else { nl::CMP_NEQ }, data: &value.to_be_bytes() });
+            }
+            Item::Ip6Frag => {
+                self.nfproto(family, deps, nl::NFPROTO_IPV6);
+                // The fragment header (44), its offset field: 13 bits.
+                self.w.expr(&Expr::Exthdr { ty: 44, offset: 2, len: 2 });
+                self.w.expr(&Expr::Bitwise { mask: &[0xff, 0xf8], op: true });
+                self.w.expr(&Expr::Cmp { op: nl::CMP_NEQ, data: &[0, 0] });
+            }
+            Item::Icmp { v6, types } => {
+                self.nfproto(family, deps, if *v6 { nl::NFPROTO_IPV6 } else { nl::NFPROTO_IPV4 });
+                self.l4(deps, if *v6 { 58 } else { 1 });
+                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_TRANSPORT, offset: 0, len: 1 });
+                match types {
+                    [(_, t)] => self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &[*t] }),
+                    _ => lookup(self, false),
+                }
+            }
+            Item::FibLocal => {
+                self.w.expr(&Expr::Fib { flags: nl::FIB_F_DADDR, result: nl::FIB_RESULT_ADDRTYPE });
+                self.cmp_host(nl::CMP_EQ, nl::RTN_LOCAL);
+            }
+            Item::FlowAdd => self.w.expr(&Expr::FlowOffload { table: FLOWTABLE }),
+            Item::ClampMss => {
+                self.w.expr(&Expr::Rt { key: nl::RT_TCPMSS });
+                self.w.expr(&Expr::Hton { len: 2, size: 2 });
+                self.w.expr(&Expr::ExthdrWrite { ty: 2, offset: 2, len: 2 });
+            }
+            Item::Limit { per_minute, burst } => self.w.expr(&Expr::Limit { rate: u64::from(*per_minute), unit: 60, burst: *burst }),
+            Item::Log => self.w.expr(&Expr::Log { prefix: LOG_PREFIX }),
+            Item::Notrack => self.w.expr(&Expr::Notrack),
+            Item::Masquerade => self.w.expr(&Expr::Masq),
+            Item::Dnat(to) => {
+                self.w.expr(&Expr::Immediate { reg: 1, data: &to.addr.octets() });
+                self.w.expr(&Expr::Immediate { reg: 2, data: &to.port.get().to_be_bytes() });
+                self.w.expr(&Expr::Dnat { family: u32::from(nl::NFPROTO_IPV4) });
+            }
+            Item::Verdict(v) => {
+                let (code, chain) = verdict(v);
+                self.w.expr(&Expr::Verdict { code, chain });
+            }
+            Item::Vmap(_) => {
+                self.w.expr(&Expr::Meta { key: nl::META_IIFNAME });
+                lookup(self, true);
+            }
+        }
+    }
+
+    /// `ip saddr|daddr [!=] NET`: a whole-byte prefix loads only its
+    /// bytes; another loads all four and masks them (nft's way).
+    fn ipv4(&mut self, src: bool, eq: bool, net: &IpNet) {
+        let std::net::IpAddr::V4(addr) = net.network() else { return };
+        let offset = if src { 12 } else { 16 };
+        let op = if eq { nl::CMP_EQ } else { nl::CMP_NEQ };
+        let bytes = addr.octets();
+        let whole = net.prefix % 8 == 0;
+        let len = if whole { u32::from(net.prefix / 8) } else { 4 };
+        self.w.expr(&Expr::Payload { base: nl::PAYLOAD_NETWORK, offset, len });
+        if !whole {
+            let mask = crate::config::types::mask_v4(net.prefix).to_be_bytes();
+            self.w.expr(&Expr::Bitwise { mask: &mask, op: false });
+        }
+        self.w.expr(&Expr::Cmp { op, data: &bytes[..len as usize] });
+    }
+}
+
+fn verdict(v: &Verdict) -> (u32, Option<&str>) {
+    match v {
+        Verdict::Accept => (nl::VERDICT_ACCEPT, None),
+        Verdict::Drop => (nl::VERDICT_DROP, None),
+        Verdict::Jump(c) => (nl::VERDICT_JUMP, Some(c.as_str())),
+    }
+}

@@ -1,0 +1,207 @@
+//! nf_tables over a blocking NETLINK_NETFILTER socket (the
+//! [`Nftables`] seam), opened at its first use.
+//!
+//! A batch goes out in one `sendmsg`, without NLM_F_ACK on its messages
+//! (as nft sends it): the kernel processes it inside that call and
+//! queues an error for each message that failed, nothing for the others.
+//! To know the answer is complete without waiting on a clock, a GETGEN
+//! request follows the batch as a fence: replies arrive in order, so once
+//! the fence's is read every error of the batch has been read too (a
+//! kernel without GETGEN, before 3.18?, answers it with an error, which
+//! fences as well). Any reply that does not belong to the batch or the
+//! fence, or that is malformed, fails the commit; it is never success.
+//!
+//! The socket asks for short error replies (NETLINK_CAP_ACK: the original
+//! message's header only) with the kernel's words and the offending
+//! attribute's offset (NETLINK_EXT_ACK, 4.12+); older kernels refuse the
+//! options, which changes nothing but the detail of the messages.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+use netlink_sys::{Socket, SocketAddr};
+
+use crate::seam::nftables::{CommitError, Nftables, TableId};
+use crate::sys::nftnl::{self as nl, Order, Reply, Sent, Writer};
+
+/// The receive buffer: one datagram of a dump (the kernel fills up to
+/// about 16 KiB) and the error replies of a large batch fit easily.
+const RECV_BUF: usize = 64 * 1024;
+
+#[derive(Default)]
+pub struct RealNftables {
+    sock: Option<Socket>,
+    seq: u32,
+    buf: Vec<u8>,
+}
+
+fn malformed(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("nf_tables: {what}"))
+}
+
+impl RealNftables {
+    pub fn new() -> RealNftables {
+        RealNftables::default()
+    }
+
+    fn socket(&mut self) -> io::Result<&Socket> {
+        if self.sock.is_none() {
+            let mut s = Socket::new(nl::NETLINK_NETFILTER)?;
+            s.bind_auto()?;
+            s.connect(&SocketAddr::new(0, 0))?;
+            // Extended and capped acks: a kernel without them still answers.
+            let _ = s.set_ext_ack(true);
+            let _ = s.set_cap_ack(true);
+            self.sock = Some(s);
+            self.buf = vec![0; RECV_BUF];
+            // Sequence numbers from the clock, as nft does: a reply to an
+            // earlier process's socket can never match.
+            self.seq = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs() as u32);
+        }
+        Ok(self.sock.as_ref().expect("opened above"))
+    }
+
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let n = self.socket()?.send(bytes, 0)?;
+        if n != bytes.len() {
+            return Err(malformed("short send"));
+        }
+        Ok(())
+    }
+
+    /// Read replies until `done` says so; a malformed datagram is an error.
+    fn receive(&mut self, done: &mut dyn FnMut(Reply<'_>) -> io::Result<bool>) -> io::Result<()> {
+        loop {
+            let sock = self.sock.as_ref().ok_or_else(|| malformed("no socket"))?;
+            let n = sock.recv(&mut &mut self.buf[..], 0)?.min(self.buf.len());
+            let mut result: io::Result<bool> = Ok(false);
+            let read = nl::replies(&self.buf[..n], Order::HOST, &mut |r| {
+                if matches!(result, Ok(false)) {
+                    result = done(r);
+                }
+            });
+            read.map_err(|_| malformed("a malformed reply"))?;
+            if result? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A dump request, its replies to `each(kind, family, attrs)`.
+    fn dump_request(&mut self, w: Writer, each: &mut dyn FnMut(u8, u8, &[u8])) -> io::Result<()> {
+        let req = w.finish();
+        let (seq, _) = req.seqs().ok_or_else(|| malformed("empty request"))?;
+        self.send(&req.bytes)?;
+        self.receive(&mut |r| match r {
+            Reply::Done { seq: s } if s == seq => Ok(true),
+            Reply::Nft { seq: s, kind, family, attrs } if s == seq => {
+                each(kind, family, attrs);
+                Ok(false)
+            }
+            Reply::Error { seq: s, errno, .. } if s == seq => Err(io::Error::from_raw_os_error(errno)),
+            _ => Err(malformed("a reply for another request")),
+        })
+    }
+
+    fn writer(&mut self) -> io::Result<Writer> {
+        self.socket()?;
+        let w = Writer::new(Order::HOST, self.seq);
+        self.seq = self.seq.wrapping_add(1);
+        Ok(w)
+    }
+
+    /// Make room for a large batch: the kernel refuses a message larger
+    /// than the socket's send buffer (EMSGSIZE). Root may pass wmem_max.
+    fn room_for(&mut self, len: usize) -> io::Result<()> {
+        const DEFAULT: usize = 128 * 1024;
+        if len < DEFAULT {
+            return Ok(());
+        }
+        let fd = self.socket()?.as_raw_fd();
+        let size = (len + 4096) as nix::libc::c_int;
+        for opt in [nix::libc::SO_SNDBUFFORCE, nix::libc::SO_SNDBUF] {
+            // SAFETY: a valid socket and a c_int option value of its size.
+            let rc = unsafe {
+                nix::libc::setsockopt(
+                    fd,
+                    nix::libc::SOL_SOCKET,
+                    opt,
+                    (&size as *const nix::libc::c_int).cast(),
+                    std::mem::size_of::<nix::libc::c_int>() as nix::libc::socklen_t,
+                )
+            };
+            if rc == 0 {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Nftables for RealNftables {
+    fn tables(&mut self) -> io::Result<Vec<TableId>> {
+        let mut w = self.writer()?;
+        w.msg(nl::GETTABLE, nl::NFPROTO_UNSPEC, nl::NLM_F_DUMP);
+        let mut out = Vec::new();
+        self.dump_request(w, &mut |kind, family, attrs| {
+            if let (nl::NEWTABLE, Some(name)) = (kind, nl::find(attrs, Order::HOST, nl::TABLE_NAME)) {
+                out.push((family, nl::str_value(name).to_string()));
+            }
+        })?;
+        Ok(out)
+    }
+
+    fn dump(&mut self, kind: u8, family: u8, table: &str, set: Option<&str>, each: &mut dyn FnMut(u8, &[u8])) -> io::Result<()> {
+        let mut w = self.writer()?;
+        w.msg(kind, family, nl::NLM_F_DUMP);
+        // The table (and set) names filter the dump where the kernel can;
+        // the replies are filtered again here, for the kernels that cannot.
+        match set {
+            Some(s) => {
+                w.put_str(nl::SET_ELEM_LIST_TABLE, table);
+                w.put_str(nl::SET_ELEM_LIST_SET, s);
+            }
+            None => w.put_str(1, table),
+        }
+        self.dump_request(w, &mut |k, _, attrs| {
+            let in_table = nl::find(attrs, Order::HOST, 1).is_some_and(|t| nl::str_value(t) == table);
+            if in_table {
+                each(k, attrs);
+            }
+        })
+    }
+
+    fn next_seq(&mut self) -> u32 {
+        if self.socket().is_err() {
+            return 1;
+        }
+        self.seq
+    }
+
+    fn commit(&mut self, batch: &Sent) -> Result<(), CommitError> {
+        let (first, last) = batch.seqs().ok_or_else(|| CommitError::Io(malformed("empty batch")))?;
+        self.seq = last.wrapping_add(1);
+        self.room_for(batch.bytes.len()).map_err(CommitError::Io)?;
+        self.send(&batch.bytes).map_err(CommitError::Io)?;
+        let mut fence = self.writer().map_err(CommitError::Io)?;
+        fence.msg(nl::GETGEN, nl::NFPROTO_UNSPEC, 0);
+        let fence = fence.finish();
+        let (fence_seq, _) = fence.seqs().expect("one message");
+        self.send(&fence.bytes).map_err(CommitError::Io)?;
+        let in_batch = |s: u32| s.wrapping_sub(first) <= last.wrapping_sub(first);
+        let mut refused: Option<CommitError> = None;
+        self.receive(&mut |r| match r {
+            Reply::Nft { seq, .. } | Reply::Error { seq, .. } | Reply::Ack { seq } | Reply::Done { seq } if seq == fence_seq => Ok(true),
+            Reply::Error { seq, errno, text, offset } if in_batch(seq) => {
+                if refused.is_none() {
+                    refused = Some(CommitError::Refused { seq, errno, text: text.map(str::to_string), offset });
+                }
+                Ok(false)
+            }
+            Reply::Ack { seq } if in_batch(seq) => Ok(false),
+            _ => Err(malformed("a reply for another request")),
+        })
+        .map_err(CommitError::Io)?;
+        refused.map_or(Ok(()), Err)
+    }
+}
