@@ -731,11 +731,13 @@ impl WatchdogPort for FakeWatchdogPort {
 /// them: a batch must be framed by BATCH_BEGIN and BATCH_END; NEWTABLE
 /// creates a missing table and keeps an existing one; DELTABLE of a
 /// missing table is ENOENT; an object for a missing table is ENOENT; one
-/// refused message leaves every table as it was; a dump gives back each
-/// object as it was sent, in order (what `--confirm` replays). Not
-/// modelled: the expressions' meaning, names that do not resolve (a jump
-/// to a missing chain, a missing set or hook device), the kernel's own
-/// checks of each attribute, and handles.
+/// refused message leaves every table as it was; an anonymous set
+/// (`__set%d`) gets the table's next free name (`__set0`, …), which its
+/// elements follow by the set's id; a dump gives back each object as it
+/// was stored, in order (what `--confirm` replays). Not modelled: the
+/// expressions' meaning, names that do not resolve (a jump to a missing
+/// chain, a missing set or hook device; a rule's lookup keeps the name it
+/// was sent with), the kernel's own checks of each attribute, and handles.
 #[derive(Default)]
 pub(crate) struct FakeNftables {
     /// The socket is refused with this errno (EPROTONOSUPPORT, as under
@@ -757,10 +759,12 @@ impl FakeNftables {
         self.refused.map_or(Ok(()), |e| Err(io::Error::from_raw_os_error(e)))
     }
 
-    /// Carry out one message on `tables`.
+    /// Carry out one message on `tables`; `anon` maps the batch's set ids
+    /// to the names given to its anonymous sets.
     fn apply(
         &self,
         tables: &mut BTreeMap<TableId, Vec<(u8, Vec<u8>)>>,
+        anon: &mut BTreeMap<u32, String>,
         kind: u8,
         family: u8,
         msg: &[u8],
@@ -793,11 +797,52 @@ impl FakeNftables {
                     }
                 }
                 let objs = tables.get_mut(&(family, name(1))).ok_or((nix::libc::ENOENT, None))?;
-                objs.push((kind, attrs.to_vec()));
+                let id = |k| nl::find(attrs, Order::HOST, k).map(|v| u32::from_be_bytes(v.try_into().unwrap_or_default()));
+                let stored = match kind {
+                    nl::NEWSET if name(nl::SET_NAME).contains('%') => {
+                        let prefix = name(nl::SET_NAME).replace("%d", "");
+                        let taken = |n: &String| {
+                            objs.iter()
+                                .any(|(k, a)| *k == nl::NEWSET && nl::find(a, Order::HOST, nl::SET_NAME).map(nl::str_value) == Some(n))
+                        };
+                        let given = (0..).map(|i| format!("{prefix}{i}")).find(|n| !taken(n)).expect("a free name");
+                        anon.insert(id(nl::SET_ID).unwrap_or_default(), given.clone());
+                        renamed(attrs, nl::SET_NAME, &given)
+                    }
+                    nl::NEWSETELEM if name(nl::SET_ELEM_LIST_SET).contains('%') => {
+                        let given = anon.get(&id(nl::SET_ELEM_LIST_SET_ID).unwrap_or_default()).ok_or((nix::libc::ENOENT, None))?;
+                        renamed(attrs, nl::SET_ELEM_LIST_SET, given)
+                    }
+                    _ => attrs.to_vec(),
+                };
+                objs.push((kind, stored));
             }
         }
         Ok(())
     }
+}
+
+/// `attrs` with the string attribute `kind` set to `to`.
+fn renamed(attrs: &[u8], kind: u16, to: &str) -> Vec<u8> {
+    use crate::sys::nftnl::{each_attr, Order};
+    let mut out = Vec::new();
+    let mut at = 0;
+    let _ = each_attr(attrs, Order::HOST, &mut |k, v| {
+        let rec = (4 + v.len() + 3) & !3;
+        if k == kind {
+            let len = 4 + to.len() + 1;
+            out.extend_from_slice(&(len as u16).to_ne_bytes());
+            out.extend_from_slice(&kind.to_ne_bytes());
+            out.extend_from_slice(to.as_bytes());
+            out.push(0);
+            out.resize((out.len() + 3) & !3, 0);
+        } else {
+            out.extend_from_slice(&attrs[at..(at + rec).min(attrs.len())]);
+        }
+        at += rec;
+        Ok(())
+    });
+    out
 }
 
 impl Nftables for FakeNftables {
@@ -833,11 +878,12 @@ impl Nftables for FakeNftables {
             return Err(CommitError::Refused { seq: msgs.first().map_or(0, |m| m.0), errno: nix::libc::EINVAL, text: None, offset: None });
         }
         let mut tables = self.tables.clone();
+        let mut anon = BTreeMap::new();
         for (seq, at) in &msgs[1..msgs.len() - 1] {
             let len = u32::from_ne_bytes(b[*at..at + 4].try_into().expect("4 bytes")) as usize;
             let msg = &b[*at..at + len];
             let (kind, family) = ((kind_of(*at) & 0xff) as u8, msg[NLMSG_HDRLEN]);
-            if let Err((errno, offset)) = self.apply(&mut tables, kind, family, msg) {
+            if let Err((errno, offset)) = self.apply(&mut tables, &mut anon, kind, family, msg) {
                 return Err(CommitError::Refused { seq: *seq, errno, text: None, offset });
             }
         }

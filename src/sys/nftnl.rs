@@ -725,6 +725,61 @@ fn error(payload: &[u8], flags: u16, seq: u32, order: Order) -> Result<Reply<'_>
     Ok(Reply::Error { seq, errno, text, offset })
 }
 
+/// The kernel's answer to a batch whose messages are numbered `first` to
+/// `last`, followed by a request numbered `fence` (GETGEN): replies come
+/// in order, so the fence's reply ends the answer. Fed one datagram at a
+/// time; pure (fuzzed: tests/fuzz).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Answer {
+    pub first: u32,
+    pub last: u32,
+    pub fence: u32,
+    /// The first error of the batch: (seq, errno, the kernel's words,
+    /// the offending attribute's offset).
+    pub refused: Option<(u32, i32, Option<String>, Option<u32>)>,
+    /// The fence's reply was read: the answer is complete.
+    pub done: bool,
+}
+
+impl Answer {
+    pub(crate) fn new(first: u32, last: u32, fence: u32) -> Answer {
+        Answer { first, last, fence, refused: None, done: false }
+    }
+
+    fn in_batch(&self, seq: u32) -> bool {
+        seq.wrapping_sub(self.first) <= self.last.wrapping_sub(self.first)
+    }
+
+    /// Read one datagram. A reply for another sequence number, a message
+    /// other than an error or an ack for the batch, anything after the
+    /// fence, or a malformed datagram is [`Malformed`]: never success.
+    pub(crate) fn read(&mut self, datagram: &[u8], order: Order) -> Result<(), Malformed> {
+        let mut bad = false;
+        replies(datagram, order, &mut |r| {
+            let seq = match r {
+                Reply::Error { seq, .. } | Reply::Ack { seq } | Reply::Done { seq } | Reply::Nft { seq, .. } => seq,
+            };
+            if self.done {
+                bad = true;
+            } else if seq == self.fence {
+                self.done = true;
+            } else if !self.in_batch(seq) {
+                bad = true;
+            } else if let Reply::Error { errno, text, offset, .. } = r {
+                if self.refused.is_none() {
+                    self.refused = Some((seq, errno, text.map(str::to_string), offset));
+                }
+            } else if !matches!(r, Reply::Ack { .. }) {
+                bad = true;
+            }
+        })?;
+        if bad {
+            return Err(Malformed);
+        }
+        Ok(())
+    }
+}
+
 /// Each attribute record of `buf` to `each(type without flags, value)`;
 /// a record shorter than its header or running past `buf` is Malformed.
 pub(crate) fn each_attr<'a>(

@@ -22,7 +22,7 @@ use std::os::fd::AsRawFd;
 use netlink_sys::{Socket, SocketAddr};
 
 use crate::seam::nftables::{CommitError, Nftables, TableId};
-use crate::sys::nftnl::{self as nl, Order, Reply, Sent, Writer};
+use crate::sys::nftnl::{self as nl, Answer, Order, Reply, Sent, Writer};
 
 /// The receive buffer: one datagram of a dump (the kernel fills up to
 /// about 16 KiB) and the error replies of a large batch fit easily.
@@ -188,20 +188,15 @@ impl Nftables for RealNftables {
         let fence = fence.finish();
         let (fence_seq, _) = fence.seqs().expect("one message");
         self.send(&fence.bytes).map_err(CommitError::Io)?;
-        let in_batch = |s: u32| s.wrapping_sub(first) <= last.wrapping_sub(first);
-        let mut refused: Option<CommitError> = None;
-        self.receive(&mut |r| match r {
-            Reply::Nft { seq, .. } | Reply::Error { seq, .. } | Reply::Ack { seq } | Reply::Done { seq } if seq == fence_seq => Ok(true),
-            Reply::Error { seq, errno, text, offset } if in_batch(seq) => {
-                if refused.is_none() {
-                    refused = Some(CommitError::Refused { seq, errno, text: text.map(str::to_string), offset });
-                }
-                Ok(false)
-            }
-            Reply::Ack { seq } if in_batch(seq) => Ok(false),
-            _ => Err(malformed("a reply for another request")),
-        })
-        .map_err(CommitError::Io)?;
-        refused.map_or(Ok(()), Err)
+        let mut answer = Answer::new(first, last, fence_seq);
+        while !answer.done {
+            let sock = self.sock.as_ref().ok_or_else(|| CommitError::Io(malformed("no socket")))?;
+            let n = sock.recv(&mut &mut self.buf[..], 0).map_err(CommitError::Io)?.min(self.buf.len());
+            answer.read(&self.buf[..n], Order::HOST).map_err(|_| CommitError::Io(malformed("a reply that does not answer the batch")))?;
+        }
+        match answer.refused {
+            None => Ok(()),
+            Some((seq, errno, text, offset)) => Err(CommitError::Refused { seq, errno, text, offset }),
+        }
     }
 }
