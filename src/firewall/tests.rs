@@ -951,7 +951,10 @@ fn native_board() -> FakeBoard {
 /// The fake's tables as a kernel's dump would show them: the sets ids of
 /// the batch gone (the kernel keeps none), the sets and their elements in
 /// any order, the chains and the rules in theirs.
-fn as_dumped(b: &FakeBoard) -> Vec<(crate::seam::nftables::TableId, Vec<(u8, Vec<u8>)>)> {
+/// A table and its objects, (NFT_MSG_NEW*, attributes) each.
+type Dumped = Vec<(crate::seam::nftables::TableId, Vec<(u8, Vec<u8>)>)>;
+
+fn as_dumped(b: &FakeBoard) -> Dumped {
     use crate::sys::nftnl::{each_attr, Order, NEWSET, NEWSETELEM, SET_ELEM_LIST_SET_ID, SET_ID};
     let strip = |kind: u8, attrs: &[u8]| {
         let drop = match kind {
