@@ -165,8 +165,12 @@ fn expr_name(n: &str) -> Option<&'static str> {
 pub(crate) fn load_saved(saved: &Sent, seams: &mut Seams<'_>) -> Result<(), LoadError> {
     match seams.nft.commit(saved) {
         Ok(()) => Ok(()),
-        Err(CommitError::Refused { errno, text, .. }) => {
-            Err(LoadError::Kernel(Box::new(Refusal { what: "the saved rule set".into(), key: None, errno, text, expr: None })))
+        Err(CommitError::Refused { seq, errno, text, offset }) => {
+            let msg = saved.message(seq);
+            let kind = msg.and_then(|m| m.get(4)).map_or("?", |k| nl::kind_name(*k));
+            let expr = offset.and_then(|o| nl::expr_at(msg?, o, Order::HOST)).and_then(expr_name);
+            let what = format!("the saved rule set's {kind} (message {})", seq.wrapping_sub(saved.seqs().map_or(seq, |s| s.0)));
+            Err(LoadError::Kernel(Box::new(Refusal { what, key: None, errno, text, expr })))
         }
         Err(CommitError::Io(e)) => Err(LoadError::Netlink(e)),
     }
@@ -191,11 +195,13 @@ pub(crate) fn save(seams: &mut Seams<'_>) -> Result<Sent, LoadError> {
         w.msg(nl::NEWTABLE, fam, 0);
         w.put_str(nl::TABLE_NAME, name);
         let mut sets = Vec::new();
+        let mut set_id = 0;
         for get in [nl::GETCHAIN, nl::GETSET, nl::GETFLOWTABLE, nl::GETRULE] {
             let mut objs: Vec<(u8, Vec<u8>)> = Vec::new();
             seams.nft.dump(get, fam, name, None, &mut |kind, attrs| objs.push((kind, attrs.to_vec()))).map_err(LoadError::Netlink)?;
             for (kind, attrs) in &objs {
-                nl::replay(&mut w, *kind, fam, attrs, Order::HOST);
+                set_id += 1;
+                nl::replay(&mut w, *kind, fam, attrs, Order::HOST, set_id);
                 if *kind == nl::NEWSET {
                     // A set's elements right after it.
                     let set = nl::find(attrs, Order::HOST, nl::SET_NAME).map(nl::str_value).unwrap_or_default().to_string();
@@ -206,7 +212,7 @@ pub(crate) fn save(seams: &mut Seams<'_>) -> Result<Sent, LoadError> {
                         .dump(nl::GETSETELEM, fam, name, Some(&set), &mut |k, a| elems.push((k, a.to_vec())))
                         .map_err(LoadError::Netlink)?;
                     for (k, a) in &elems {
-                        nl::replay(&mut w, *k, fam, a, Order::HOST);
+                        nl::replay(&mut w, *k, fam, a, Order::HOST, 0);
                     }
                 }
             }

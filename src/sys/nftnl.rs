@@ -71,6 +71,20 @@ pub(crate) const GETGEN: u8 = 16;
 pub(crate) const NEWFLOWTABLE: u8 = 22;
 pub(crate) const GETFLOWTABLE: u8 = 23;
 
+/// The name of an nf_tables message kind, for messages.
+pub(crate) fn kind_name(kind: u8) -> &'static str {
+    match kind {
+        NEWTABLE => "NEWTABLE",
+        DELTABLE => "DELTABLE",
+        NEWCHAIN => "NEWCHAIN",
+        NEWRULE => "NEWRULE",
+        NEWSET => "NEWSET",
+        NEWSETELEM => "NEWSETELEM",
+        NEWFLOWTABLE => "NEWFLOWTABLE",
+        _ => "message",
+    }
+}
+
 /// Families (NFPROTO_*).
 pub(crate) const NFPROTO_UNSPEC: u8 = 0;
 pub(crate) const NFPROTO_INET: u8 = 1;
@@ -851,8 +865,9 @@ pub(crate) fn expr_at(msg: &[u8], offset: u32, order: Order) -> Option<&str> {
 /// are left out. Base chains keep their hook, type and policy; rules
 /// their expressions as the kernel dumped them, which are the attributes
 /// each expression's init reads. For `firewall apply --confirm`'s
-/// rollback. False for another kind.
-pub(crate) fn replay(w: &mut Writer, kind: u8, family: u8, attrs: &[u8], order: Order) -> bool {
+/// rollback. A set gets `set_id`, which the kernel requires of a new set
+/// and does not dump. False for another kind.
+pub(crate) fn replay(w: &mut Writer, kind: u8, family: u8, attrs: &[u8], order: Order, set_id: u32) -> bool {
     let keep: &[u16] = match kind {
         NEWTABLE => &[TABLE_NAME, TABLE_FLAGS, TABLE_USERDATA],
         NEWCHAIN => &[CHAIN_TABLE, CHAIN_NAME, CHAIN_HOOK, CHAIN_POLICY, CHAIN_TYPE, CHAIN_USERDATA],
@@ -871,17 +886,53 @@ pub(crate) fn replay(w: &mut Writer, kind: u8, family: u8, attrs: &[u8], order: 
         raw.push((k, v));
         Ok(())
     });
-    // Attributes keep their nested flag: copied header and all.
     let mut rest = attrs;
     for (k, v) in raw {
         let rec = align(NLA_HDRLEN + v.len()).min(rest.len());
-        if keep.contains(&k) {
+        if kind == NEWRULE && k == RULE_EXPRESSIONS {
+            replay_exprs(w, v, order);
+        } else if keep.contains(&k) {
+            // Copied header and all: nested attributes keep their flag.
             w.buf.extend_from_slice(&rest[..NLA_HDRLEN + v.len()]);
             w.buf.resize(align(w.buf.len()), 0);
         }
         rest = &rest[rec..];
     }
+    if kind == NEWSET {
+        w.put_be32(SET_ID, set_id);
+    }
     true
+}
+
+/// A rule's expressions as the kernel dumped them, written back: the
+/// dump of an exthdr write carries NFTA_EXTHDR_FLAGS, which the kernel's
+/// own init of a write refuses (EINVAL), so it is left out there; every
+/// other attribute is copied as it is.
+fn replay_exprs(w: &mut Writer, list: &[u8], order: Order) {
+    let l = w.nest(RULE_EXPRESSIONS);
+    let _ = each_attr(list, order, &mut |_, elem| {
+        let e = w.nest(LIST_ELEM);
+        let name = find(elem, order, EXPR_NAME).map(str_value).unwrap_or_default();
+        w.put_str(EXPR_NAME, name);
+        if let Some(data) = find(elem, order, EXPR_DATA) {
+            let write = name == "exthdr" && find(data, order, 7).is_some();
+            let d = w.nest(EXPR_DATA);
+            let mut rest = data;
+            each_attr(data, order, &mut |k, v| {
+                let rec = align(NLA_HDRLEN + v.len()).min(rest.len());
+                if !(write && k == 5) {
+                    w.buf.extend_from_slice(&rest[..NLA_HDRLEN + v.len()]);
+                    w.buf.resize(align(w.buf.len()), 0);
+                }
+                rest = &rest[rec..];
+                Ok(())
+            })?;
+            w.end(d);
+        }
+        w.end(e);
+        Ok(())
+    });
+    w.end(l);
 }
 
 #[cfg(test)]

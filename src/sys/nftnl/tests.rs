@@ -266,8 +266,8 @@ fn a_dumped_object_is_replayed_without_its_handle_and_counts() {
     let d = dump.finish();
     let attrs = &d.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..];
     let mut w = Writer::batch(o, 1);
-    assert!(replay(&mut w, NEWCHAIN, NFPROTO_INET, attrs, o));
-    assert!(!replay(&mut w, GETGEN, NFPROTO_INET, attrs, o));
+    assert!(replay(&mut w, NEWCHAIN, NFPROTO_INET, attrs, o, 0));
+    assert!(!replay(&mut w, GETGEN, NFPROTO_INET, attrs, o, 0));
     let sent = w.finish_batch();
     let msg = sent.message(2).unwrap();
     let len = u32::from_ne_bytes(msg[..4].try_into().unwrap()) as usize;
@@ -281,4 +281,81 @@ fn a_dumped_object_is_replayed_without_its_handle_and_counts() {
     // The hook kept whole, nested flag and all.
     assert_eq!(find(&msg[NLMSG_HDRLEN + NFGENMSG_LEN..len], o, CHAIN_HOOK), find(attrs, o, CHAIN_HOOK));
     assert_eq!(u16::from_ne_bytes([msg[6], msg[7]]), NLM_F_REQUEST | NLM_F_CREATE);
+}
+
+#[test]
+fn a_replayed_set_gets_the_id_the_kernel_requires() {
+    let o = Order::HOST;
+    let mut dump = Writer::new(o, 1);
+    dump.msg(NEWSET, NFPROTO_INET, 0);
+    dump.put_str(SET_TABLE, "nasboot");
+    dump.put_str(SET_NAME, "lan_tcp");
+    dump.put(16, &[0, 0, 0, 0, 0, 0, 0, 5]); // NFTA_SET_HANDLE
+    dump.put_be32(SET_KEY_TYPE, TYPE_INET_SERVICE);
+    let d = dump.finish();
+    let mut w = Writer::new(o, 1);
+    assert!(replay(&mut w, NEWSET, NFPROTO_INET, &d.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, 7));
+    let sent = w.finish();
+    let attrs = &sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..];
+    assert_eq!(find(attrs, o, SET_ID), Some(&7u32.to_be_bytes()[..]));
+    assert_eq!(find(attrs, o, 16), None);
+}
+
+#[test]
+fn a_replayed_exthdr_write_leaves_out_the_flags_its_init_refuses() {
+    // The kernel dumps NFTA_EXTHDR_FLAGS for a TCP option write, and
+    // refuses the attribute when the write is added (EINVAL).
+    let o = Order::HOST;
+    let mut dump = Writer::new(o, 1);
+    dump.msg(NEWRULE, NFPROTO_INET, 0);
+    dump.put_str(RULE_TABLE, "nasboot");
+    dump.put_str(RULE_CHAIN, "forward");
+    dump.put(3, &[0, 0, 0, 0, 0, 0, 0, 14]); // NFTA_RULE_HANDLE
+    let l = dump.nest(RULE_EXPRESSIONS);
+    dump.expr(&Expr::ExthdrWrite { ty: 2, offset: 2, len: 2 });
+    dump.expr(&Expr::Exthdr { ty: 44, offset: 2, len: 2 });
+    dump.end(l);
+    let with_flags = {
+        // The dumped write: its attributes plus FLAGS (5) = 0.
+        let d = dump.finish();
+        let mut b = d.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..].to_vec();
+        let list = find(&b, o, RULE_EXPRESSIONS).unwrap().to_vec();
+        let mut w = Writer::new(o, 1);
+        w.msg(NEWRULE, NFPROTO_INET, 0);
+        w.put_str(RULE_TABLE, "nasboot");
+        w.put_str(RULE_CHAIN, "forward");
+        let l = w.nest(RULE_EXPRESSIONS);
+        let mut first = true;
+        each_attr(&list, o, &mut |_, elem| {
+            let e = w.nest(LIST_ELEM);
+            w.put_str(EXPR_NAME, find(elem, o, EXPR_NAME).map(str_value).unwrap());
+            let d = w.nest(EXPR_DATA);
+            let data = find(elem, o, EXPR_DATA).unwrap();
+            w.buf.extend_from_slice(data);
+            if first {
+                w.put_be32(5, 0);
+                first = false;
+            }
+            w.end(d);
+            w.end(e);
+            Ok(())
+        })
+        .unwrap();
+        w.end(l);
+        b = w.finish().bytes[NLMSG_HDRLEN + NFGENMSG_LEN..].to_vec();
+        b
+    };
+    let mut w = Writer::new(o, 1);
+    assert!(replay(&mut w, NEWRULE, NFPROTO_INET, &with_flags, o, 0));
+    let sent = w.finish();
+    let list = find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, RULE_EXPRESSIONS).unwrap();
+    let mut flags = Vec::new();
+    each_attr(list, o, &mut |_, elem| {
+        flags.push(find(find(elem, o, EXPR_DATA).unwrap(), o, 5).is_some());
+        Ok(())
+    })
+    .unwrap();
+    // The write without FLAGS; the IPv6 header load keeps its own.
+    assert_eq!(flags, [false, true]);
+    assert_eq!(find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, 3), None, "no handle");
 }
