@@ -51,6 +51,15 @@ pub enum BackendArg {
     Iptables,
 }
 
+/// nftables loader override from the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoaderArg {
+    /// nasboot's own netlink batch where the kernel takes it.
+    Auto,
+    /// The nft tool.
+    Nft,
+}
+
 /// Everything the command line says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cli {
@@ -62,6 +71,7 @@ pub struct Cli {
     pub verbosity: i8,
     pub strict: bool,
     pub backend: Option<BackendArg>,
+    pub loader: Option<LoaderArg>,
     /// `firewall apply --confirm SECONDS`.
     pub confirm: Option<u32>,
 }
@@ -107,6 +117,8 @@ options:
   -r, --root DIR      relocate every file path under DIR
   -n, --dry-run       print what would change, change nothing
       --backend B     firewall backend: nftables or iptables (default: auto)
+      --loader L      nftables loader: auto (netlink where the kernel takes
+                      it, else the nft tool) or nft (the tool always)
       --confirm SECS  with `firewall apply`: roll back unless confirmed
       --strict        treat warnings about the profile as errors
   -v, --verbose       more logging (repeatable)
@@ -136,6 +148,7 @@ where
         verbosity: 0,
         strict: false,
         backend: None,
+        loader: None,
         confirm: None,
     };
     let mut asked_help = false;
@@ -154,6 +167,14 @@ where
                     "nftables" | "nft" => BackendArg::Nftables,
                     "iptables" => BackendArg::Iptables,
                     other => return Err(UsageError(format!("--backend takes nftables or iptables, not `{other}`"))),
+                });
+            }
+            Long("loader") => {
+                let v = parser.value()?.string()?;
+                cli.loader = Some(match v.as_str() {
+                    "auto" => LoaderArg::Auto,
+                    "nft" => LoaderArg::Nft,
+                    other => return Err(UsageError(format!("--loader takes auto or nft, not `{other}`"))),
                 });
             }
             Long("confirm") => {
@@ -231,6 +252,8 @@ mod tests {
 
     #[test]
     fn firewall_subcommands() {
+        let cli = p(&["firewall", "apply", "--loader", "nft"]).unwrap();
+        assert_eq!(cli.loader, Some(LoaderArg::Nft));
         let cli = p(&["firewall", "apply", "--confirm", "30", "--backend", "iptables"]).unwrap();
         assert_eq!(cli.command, Command::Firewall(FirewallCommand::Apply));
         assert_eq!(cli.confirm, Some(30));
@@ -248,6 +271,7 @@ mod tests {
             (&["firewall", "apply", "--confirm", "ten"], "whole seconds"),
             (&["firewall", "apply", "--confirm", "0"], "1 to 3600"),
             (&["firewall", "render", "--backend", "pf"], "nftables or iptables"),
+            (&["firewall", "apply", "--loader", "netlink"], "--loader takes auto or nft, not `netlink`"),
             (&["check", "--config"], "missing argument"),
         ];
         for (args, want) in cases {

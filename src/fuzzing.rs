@@ -11,8 +11,9 @@
 //!   names the file, a line and column >= 1 within the text, a key and a
 //!   message.
 //! - [`plan`]: a profile that parses is observed on a fake board (every
-//!   interface it names present, both firewall tools, IPv6, Linux 6.1 or
-//!   4.19) and planned; the plan and every file it renders are formatted.
+//!   interface it names present, both firewall tools, nf_tables through
+//!   netlink or the nft tool, IPv6, Linux 6.1 or 4.19) and planned; the
+//!   plan and every file it renders are formatted.
 //!   Every rule set names no interface, port or address the profile did
 //!   not name (`rule_set_names_only_the_profile`); every export path
 //!   escapes and unescapes to itself; the board files nasboot rewrites
@@ -33,6 +34,12 @@
 //!   `exportfs` error output.
 //! - [`netlink`]: one datagram of rtnetlink replies walked, each message
 //!   read as an address and as a route; the prefixes fit their family.
+//! - [`nf_tables`]: one datagram of nf_tables replies (acks, errors with
+//!   and without the extended ack, dumps), in both byte orders: read as
+//!   the answer to a batch, where an error counts only for the batch's
+//!   numbers and never reads as success, and anything else is malformed;
+//!   every dumped object replayed, and the replayed message walks whole;
+//!   an extended ack's offset looked up in the datagram.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -82,6 +89,8 @@ pub fn plan(data: &[u8]) {
         board.netif.add("lo", 1).state.hwtype = crate::seam::netif::ARPHRD_LOOPBACK;
         if nft {
             board.runner.programs.insert("nft".into());
+            // With nft, the socket refused (qemu-user): the tool path.
+            board.nft.refused = Some(nix::libc::EPROTONOSUPPORT);
         }
         if iptables {
             board.runner.programs.insert("iptables-restore".into());
@@ -110,7 +119,7 @@ pub fn plan(data: &[u8]) {
         for backend in [Backend::Nftables, Backend::Iptables] {
             let now = firewall::Observed { ipv6: true, ..firewall::Observed::default() };
             rule_set_names_only_the_profile(p, &text, &firewall::render(&m, backend, &now));
-            rule_set_names_only_the_profile(p, &text, &firewall::fallback(&m.lan_ifaces, backend, true));
+            rule_set_names_only_the_profile(p, &text, &firewall::fallback(&m.lan_ifaces, backend, true, firewall::Via::Netlink));
         }
     }
     for e in &p.nfs.export {
@@ -322,4 +331,38 @@ pub fn netlink(data: &[u8]) {
         }
     });
     let _ = ARPHRD_ETHER;
+}
+
+/// One datagram of nf_tables replies.
+pub fn nf_tables(data: &[u8]) {
+    use crate::sys::nftnl::{self as nl, Answer, Order, Reply, Writer};
+    for order in [Order::Little, Order::Big] {
+        let seq = data.get(8..12).map_or(0, |b| u32::from_ne_bytes(b.try_into().expect("4 bytes")));
+        // The answer to a batch of 40 messages from `seq`, fenced after it.
+        let mut a = Answer::new(seq, seq.wrapping_add(40), seq.wrapping_add(41));
+        if a.read(data, order).is_ok() {
+            if let Some((s, errno, _, _)) = &a.refused {
+                assert!(*errno > 0, "errno {errno}");
+                assert!(s.wrapping_sub(seq) <= 40, "an error for message {s} outside the batch");
+            }
+        }
+        let _ = nl::replies(data, order, &mut |r| match r {
+            Reply::Nft { kind, family, attrs, .. } => {
+                let mut w = Writer::batch(order, 1);
+                if nl::replay(&mut w, kind, family, attrs, order, 1) {
+                    let sent = w.finish_batch();
+                    // The replayed message (and the framing) reads back whole.
+                    nl::check_batch(&sent.bytes, order).expect("a replayed message walks whole");
+                }
+                let _ = nl::find(attrs, order, 1).map(nl::str_value);
+            }
+            Reply::Error { errno, offset, .. } => {
+                assert!(errno > 0);
+                if let Some(o) = offset {
+                    let _ = nl::expr_at(data, o, order);
+                }
+            }
+            Reply::Ack { .. } | Reply::Done { .. } => {}
+        });
+    }
 }

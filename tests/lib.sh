@@ -105,6 +105,32 @@ t_targets() {
 	awk -v l="$1" 'NF { for (i = 2; i <= NF; i++) if ($i == l) { print $1; next } }' <<<"$T_TARGETS"
 }
 
+# t_path_without_nft DIR: print a PATH on which `nft` is not found, for
+# running nasboot's own nf_tables loader with nothing to fall back on: DIR
+# gets a link to every program of /usr/sbin and /sbin but nft (Debian
+# installs nft in /usr/sbin only), then /usr/bin and /bin follow.
+t_path_without_nft() {
+	local dir=$1 f
+	mkdir -p "$dir"
+	for f in /usr/sbin/* /sbin/*; do
+		[ "${f##*/}" = nft ] && continue
+		[ -e "$dir/${f##*/}" ] || ln -s "$f" "$dir/${f##*/}"
+	done
+	if PATH="$dir:/usr/bin:/bin" command -v nft >/dev/null; then
+		echo "t_path_without_nft: nft is still on $dir:/usr/bin:/bin" >&2
+		return 1
+	fi
+	echo "$dir:/usr/bin:/bin"
+}
+
+# t_native_or_tool TARGET: the words `firewall apply` says for how the
+# nftables rule set was loaded: "through netlink" for the host binary,
+# "with nft: the kernel refused the nf_tables netlink socket" for a
+# board binary under qemu-user (which opens no NETLINK_NETFILTER socket).
+t_native_or_tool() {
+	if [ "$1" = host ]; then echo "through netlink"; else echo "with nft: the kernel refused the nf_tables netlink socket"; fi
+}
+
 # t_present_targets LIST [TARGET...]: the TARGETs given, or else the
 # triples on LIST whose binary is in $T_DIST (the host always), one a line:
 # the targets a suite runs by default.

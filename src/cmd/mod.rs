@@ -113,5 +113,12 @@ pub(crate) fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<
             crate::cli::BackendArg::Iptables => config::firewall::Backend::Iptables,
         };
     }
+    // `--loader` wins over `[firewall] loader`.
+    if let Some(l) = cli.loader {
+        loaded.profile.firewall.loader = match l {
+            crate::cli::LoaderArg::Auto => config::firewall::Loader::Auto,
+            crate::cli::LoaderArg::Nft => config::firewall::Loader::Nft,
+        };
+    }
     Ok(loaded)
 }

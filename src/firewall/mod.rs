@@ -143,7 +143,7 @@ pub(crate) enum Native {
     /// None (iptables).
     None,
     /// nasboot's own rules, encoded at load (`netlink.rs`).
-    Rules(rules::Ruleset),
+    Rules(Box<rules::Ruleset>),
     /// What was loaded before, as the kernel dumped it (`--confirm`).
     Saved(crate::sys::nftnl::Sent),
 }
@@ -174,7 +174,7 @@ pub(crate) fn render(m: &Model, backend: Backend, now: &Observed) -> RuleSet {
 /// An nftables rule set: its text, and the rules for the netlink loader.
 fn nft_rule_set(rs: rules::Ruleset, mut text: String, ipv6: bool, via: Via) -> RuleSet {
     nft::render(&rs, &mut text).expect("writing to a String");
-    RuleSet { backend: Backend::Nftables, v6_at: text.len(), text, noflush: true, ipv6, native: Native::Rules(rs), via }
+    RuleSet { backend: Backend::Nftables, v6_at: text.len(), text, noflush: true, ipv6, native: Native::Rules(Box::new(rs)), via }
 }
 
 /// The fallback rule set: loopback and `lan` accepted, all else dropped.
@@ -379,13 +379,10 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     if backend == Backend::Iptables && !tables_complete {
         // iptables-nft keeps its tables in nf_tables, not in ip_tables_names:
         // with both lists read, every table is known.
-        let listed = match &nft_tables {
-            Some(t) => Some(t.iter().map(|(f, n)| (*f, n.clone())).collect::<Vec<_>>()),
-            None if offer.nft => nft_list_tables(seams),
-            None => None,
-        };
-        if let Some(listed) = listed {
-            for (family, name) in &listed {
+        // (Where netlink cannot be had, under qemu-user, they stay unknown
+        // and both families are asked, as when nothing could be read.)
+        if let Some(listed) = &nft_tables {
+            for (family, name) in listed {
                 let left = match *family {
                     crate::sys::nftnl::NFPROTO_IPV4 => &mut left4,
                     crate::sys::nftnl::NFPROTO_IPV6 => &mut left6,
@@ -422,29 +419,6 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         seen.ours_loaded = ours_loaded(backend, &seen, seams);
     }
     seen
-}
-
-/// `nft list tables`, where netlink cannot be had: (family, name) of
-/// each table; None when nft did not answer.
-fn nft_list_tables(seams: &mut Seams<'_>) -> Option<Vec<crate::seam::nftables::TableId>> {
-    let cmd = Cmd { program: "nft", args: &["list", "tables"], stdin: None, timeout: Duration::from_secs(30) };
-    let out = seams.runner.run(&cmd).ok().filter(|o| o.success())?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let family = |f: &str| match f {
-        "ip" => Some(crate::sys::nftnl::NFPROTO_IPV4),
-        "ip6" => Some(crate::sys::nftnl::NFPROTO_IPV6),
-        "inet" => Some(crate::sys::nftnl::NFPROTO_INET),
-        _ => None,
-    };
-    Some(
-        text.lines()
-            .filter_map(|l| {
-                let mut w = l.split_whitespace();
-                (w.next() == Some("table")).then_some(())?;
-                Some((family(w.next()?)?, w.next()?.to_string()))
-            })
-            .collect(),
-    )
 }
 
 /// The sysctls that make a router: IPv4 forwarding, and IPv6 when the

@@ -30,7 +30,7 @@ pub(crate) struct Refusal {
     /// The kernel's own words (extended ack), where it gave them.
     pub text: Option<String>,
     /// The expression the kernel pointed at, where it did.
-    pub expr: Option<&'static str>,
+    pub expr: Option<String>,
 }
 
 /// The kernel module an expression lives in, where it is one.
@@ -58,7 +58,7 @@ impl fmt::Display for Refusal {
             write!(f, ": {t}")?;
         }
         let missing = self.errno == nix::libc::ENOENT || self.errno == nix::libc::EOPNOTSUPP;
-        match (self.expr, missing) {
+        match (self.expr.as_deref(), missing) {
             (Some(e), true) => match module(e) {
                 Some(m) => write!(f, "; this kernel has no `{e}` expression ({m})"),
                 None => write!(f, "; this kernel has no `{e}` expression"),
@@ -100,7 +100,7 @@ fn describe(rs: &Ruleset, origin: Origin) -> (String, Option<String>) {
             match body(t).and_then(|b| b.chains.get(chain)).and_then(|c| Some((c, c.rules.get(rule)?))) {
                 Some((c, r)) => {
                     let mut text = String::from("`");
-                    let _ = super::nft::rule(&mut text, r);
+                    let _ = super::nft::rule(&mut text, rs, r);
                     text.push_str("` in chain ");
                     text.push_str(&c.name);
                     (text, Some(r.key.to_string()))
@@ -128,37 +128,11 @@ pub(crate) fn load(rs: &Ruleset, seams: &mut Seams<'_>) -> Result<(), LoadError>
                 // The BATCH_BEGIN's: the commit itself (or a permission).
                 None => ("the whole batch".to_string(), None),
             };
-            let expr = offset.and_then(|o| nl::expr_at(enc.sent.message(seq)?, o, Order::HOST)).and_then(expr_name);
+            let expr = offset.and_then(|o| nl::expr_at(enc.sent.message(seq)?, o, Order::HOST)).map(str::to_string);
             Err(LoadError::Kernel(Box::new(Refusal { what, key, errno, text, expr })))
         }
         Err(CommitError::Io(e)) => Err(LoadError::Netlink(e)),
     }
-}
-
-/// The expression names nasboot sends, as `'static` (the reply's bytes
-/// do not outlive the call).
-fn expr_name(n: &str) -> Option<&'static str> {
-    [
-        "meta",
-        "cmp",
-        "payload",
-        "bitwise",
-        "lookup",
-        "immediate",
-        "ct",
-        "fib",
-        "exthdr",
-        "rt",
-        "byteorder",
-        "limit",
-        "log",
-        "notrack",
-        "masq",
-        "flow_offload",
-        "nat",
-    ]
-    .into_iter()
-    .find(|e| *e == n)
 }
 
 /// Commit a saved copy (`--confirm`'s rollback).
@@ -168,7 +142,7 @@ pub(crate) fn load_saved(saved: &Sent, seams: &mut Seams<'_>) -> Result<(), Load
         Err(CommitError::Refused { seq, errno, text, offset }) => {
             let msg = saved.message(seq);
             let kind = msg.and_then(|m| m.get(4)).map_or("?", |k| nl::kind_name(*k));
-            let expr = offset.and_then(|o| nl::expr_at(msg?, o, Order::HOST)).and_then(expr_name);
+            let expr = offset.and_then(|o| nl::expr_at(msg?, o, Order::HOST)).map(str::to_string);
             let what = format!("the saved rule set's {kind} (message {})", seq.wrapping_sub(saved.seqs().map_or(seq, |s| s.0)));
             Err(LoadError::Kernel(Box::new(Refusal { what, key: None, errno, text, expr })))
         }

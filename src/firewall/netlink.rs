@@ -60,7 +60,7 @@ struct Enc {
 pub(crate) fn encode(rs: &Ruleset, order: Order, seq: u32) -> Encoded {
     let mut e = Enc { w: Writer::batch(order, seq), origins: Vec::new(), set_id: 0 };
     for (ti, t) in rs.tables.iter().enumerate() {
-        e.table(ti, t);
+        e.table(rs, ti, t);
     }
     Encoded { sent: e.w.finish_batch(), origins: e.origins }
 }
@@ -117,7 +117,7 @@ impl Enc {
         self.w.order()
     }
 
-    fn table(&mut self, ti: usize, t: &Replace) {
+    fn table(&mut self, rs: &Ruleset, ti: usize, t: &Replace) {
         let fam = nfproto(t.family);
         for kind in [nl::NEWTABLE, nl::DELTABLE] {
             let seq = self.w.msg(kind, fam, 0);
@@ -148,10 +148,11 @@ impl Enc {
             u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_BIG);
             let seq = self.new_set(fam, t.name, s.name, nl::TYPE_INET_SERVICE, 2, None, &u);
             self.origins.push((seq, Origin::Set { table: ti, set: si }));
-            let seq = self.elements(fam, t.name, s.name, s.ports.iter().map(|p| (p.to_be_bytes(), None)));
+            let keys: Vec<u8> = s.ports.iter().flat_map(|p| p.to_be_bytes()).collect();
+            let seq = self.elements(fam, t.name, s.name, 2, &keys, &[]);
             self.origins.push((seq, Origin::Set { table: ti, set: si }));
         }
-        if let Some(devs) = &body.flowtable {
+        if body.flowtable {
             let seq = self.w.msg(nl::NEWFLOWTABLE, fam, nl::NLM_F_CREATE);
             self.w.put_str(nl::FLOWTABLE_TABLE, t.name);
             self.w.put_str(nl::FLOWTABLE_NAME, FLOWTABLE);
@@ -160,6 +161,7 @@ impl Enc {
             self.w.put_be32(nl::FLOWTABLE_HOOK_PRIORITY, 0);
             let d = self.w.nest(nl::FLOWTABLE_HOOK_DEVS);
             // nft sends the devices in the reverse of the file's order.
+            let devs: Vec<&IfName> = rs.devices().collect();
             for dev in devs.iter().rev() {
                 self.w.put_str(nl::DEVICE_NAME, dev.as_str());
             }
@@ -171,7 +173,7 @@ impl Enc {
         for (ci, c) in body.chains.iter().enumerate() {
             for (ri, r) in c.rules.iter().enumerate() {
                 let named = |name: &str| body.sets.iter().position(|s| s.name == name).map_or(0, |i| first_named + i as u32);
-                let seq = self.rule(t.family, t.name, &c.name, r, &named);
+                let seq = self.rule(rs, t.family, t.name, &c.name, r, &named);
                 self.origins.push((seq, Origin::Rule { table: ti, chain: ci, rule: ri }));
             }
         }
@@ -226,26 +228,21 @@ impl Enc {
         seq
     }
 
-    /// NEWSETELEM: each key, with its verdict in a map.
-    fn elements<'s, K: AsRef<[u8]>>(
-        &mut self,
-        fam: u8,
-        table: &str,
-        set: &str,
-        elems: impl Iterator<Item = (K, Option<(u32, Option<&'s str>)>)>,
-    ) -> u32 {
+    /// NEWSETELEM: the keys, `len` bytes each, one after the other in
+    /// `keys`; in a map, each with its verdict.
+    fn elements(&mut self, fam: u8, table: &str, set: &str, len: usize, keys: &[u8], verdicts: &[(u32, Option<&str>)]) -> u32 {
         let seq = self.w.msg(nl::NEWSETELEM, fam, nl::NLM_F_CREATE);
         self.w.put_str(nl::SET_ELEM_LIST_TABLE, table);
         self.w.put_str(nl::SET_ELEM_LIST_SET, set);
         self.w.put_be32(nl::SET_ELEM_LIST_SET_ID, self.set_id);
         let list = self.w.nest(nl::SET_ELEM_LIST_ELEMENTS);
-        for (i, (key, data)) in elems.enumerate() {
+        for (i, key) in keys.chunks(len).enumerate() {
             // nft numbers the elements' nests from 1; the kernel reads
             // them in order whatever their type.
             let el = self.w.nest(i as u16 + 1);
-            self.w.put_data(nl::SET_ELEM_KEY, key.as_ref());
-            if let Some((code, chain)) = data {
-                self.w.put_verdict(nl::SET_ELEM_DATA, code, chain);
+            self.w.put_data(nl::SET_ELEM_KEY, key);
+            if let Some((code, chain)) = verdicts.get(i) {
+                self.w.put_verdict(nl::SET_ELEM_DATA, *code, *chain);
             }
             self.w.end(el);
         }
@@ -253,68 +250,67 @@ impl Enc {
         seq
     }
 
-    /// An anonymous set of `keys`, before the rule that looks it up; its id.
-    fn anon<K: AsRef<[u8]>>(&mut self, fam: u8, table: &str, key: AnonKey, keys: impl ExactSizeIterator<Item = K>) -> u32 {
+    /// An anonymous set of `keys` (`key.len` bytes each), before the rule
+    /// that looks it up; its id.
+    fn anon(&mut self, fam: u8, table: &str, key: AnonKey, keys: &[u8]) -> u32 {
         self.set_id += 1;
-        let n = keys.len() as u32;
+        let n = (keys.len() / key.len as usize) as u32;
         self.new_set(fam, table, "__set%d", key.ty, key.len, Some((n, false)), &key.udata);
-        self.elements(fam, table, "__set%d", keys.map(|k| (k, None)));
+        self.elements(fam, table, "__set%d", key.len as usize, keys, &[]);
         self.set_id
     }
 
     /// The anonymous sets an item needs, written now (before the rule's
     /// message); their ids in `ids`, in the order `lower` uses them.
-    fn sets_for(&mut self, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
+    fn sets_for(&mut self, rs: &Ruleset, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
         let o = self.order();
         let mut u = Udata::new(o);
-        match it {
-            Item::IfName { out, names, .. } if names.len() > 1 => {
+        let (key, keys): (AnonKey, Vec<u8>) = match it {
+            Item::IfName { out, names } if rs.names(names).len() > 1 => {
                 u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_HOST);
                 typeof_meta(&mut u, if *out { nl::META_OIFNAME } else { nl::META_IIFNAME });
-                let id = self.anon(fam, table, AnonKey { ty: nl::TYPE_IFNAME, len: 16, udata: u }, names.iter().map(ifname));
-                ids.push(id);
+                (AnonKey { ty: nl::TYPE_IFNAME, len: 16, udata: u }, rs.names(names).iter().flat_map(ifname).collect())
             }
             Item::TcpOrUdp => {
                 u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_HOST);
                 typeof_meta(&mut u, nl::META_L4PROTO);
-                ids.push(self.anon(fam, table, AnonKey { ty: nl::TYPE_INET_PROTO, len: 1, udata: u }, [[6u8], [17u8]].into_iter()));
+                (AnonKey { ty: nl::TYPE_INET_PROTO, len: 1, udata: u }, vec![6, 17])
             }
             Item::Port { proto, src, m: PortMatch::Any(ports) } => {
                 u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_BIG);
                 typeof_payload(&mut u, if *proto == Proto::Tcp { 8 } else { 6 }, if *src { 1 } else { 2 });
-                let keys = ports.iter().map(|p| p.to_be_bytes());
-                ids.push(self.anon(fam, table, AnonKey { ty: nl::TYPE_INET_SERVICE, len: 2, udata: u }, keys));
+                (AnonKey { ty: nl::TYPE_INET_SERVICE, len: 2, udata: u }, ports.iter().flat_map(|p| p.to_be_bytes()).collect())
             }
             Item::Icmp { v6, types } if types.len() > 1 => {
                 u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_BIG);
                 typeof_payload(&mut u, if *v6 { 14 } else { 4 }, 1);
                 let ty = if *v6 { nl::TYPE_ICMPV6 } else { nl::TYPE_ICMP };
-                ids.push(self.anon(fam, table, AnonKey { ty, len: 1, udata: u }, types.iter().map(|(_, t)| [*t])));
+                (AnonKey { ty, len: 1, udata: u }, types.iter().map(|(_, t)| *t).collect())
             }
-            Item::Vmap(map) => {
+            Item::Vmap { lan } => {
                 u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_HOST).u32(nl::UDATA_DATABYTEORDER, 0);
                 u.nest(nl::UDATA_DATA_TYPEOF, |u| {
                     u.u32(nl::UDATA_TYPEOF_EXPR, nl::EXPR_VERDICT).nest(nl::UDATA_TYPEOF_DATA, |_| {});
                 });
                 u.u32(nl::UDATA_DATA_INTERVAL, 0);
                 self.set_id += 1;
-                self.new_set(fam, table, "__map%d", nl::TYPE_IFNAME, 16, Some((map.len() as u32, true)), &u);
-                let elems = map.iter().map(|(n, v)| {
-                    let (code, chain) = verdict(v);
-                    (ifname(n), Some((code, chain)))
-                });
-                self.elements(fam, table, "__map%d", elems);
+                let keys: Vec<u8> = rs.vmap(*lan).flat_map(|(n, _)| ifname(n)).collect();
+                let verdicts: Vec<(u32, Option<&str>)> = rs.vmap(*lan).map(|(_, zone)| (nl::VERDICT_JUMP, Some(zone))).collect();
+                self.new_set(fam, table, "__map%d", nl::TYPE_IFNAME, 16, Some((verdicts.len() as u32, true)), &u);
+                self.elements(fam, table, "__map%d", 16, &keys, &verdicts);
                 ids.push(self.set_id);
+                return;
             }
-            _ => {}
-        }
+            _ => return,
+        };
+        ids.push(self.anon(fam, table, key, &keys));
     }
 
-    fn rule(&mut self, family: Family, table: &str, chain: &str, r: &Rule, named: &dyn Fn(&str) -> u32) -> u32 {
+    fn rule(&mut self, rs: &Ruleset, family: Family, table: &str, chain: &str, r: &Rule, named: &dyn Fn(&str) -> u32) -> u32 {
         let fam = nfproto(family);
         let mut ids = Vec::new();
         for it in &r.items {
-            self.sets_for(fam, table, it, &mut ids);
+            self.sets_for(rs, fam, table, it, &mut ids);
         }
         let seq = self.w.msg(nl::NEWRULE, fam, nl::NLM_F_CREATE | nl::NLM_F_APPEND);
         self.w.put_str(nl::RULE_TABLE, table);
@@ -341,7 +337,7 @@ impl Enc {
                     continue;
                 }
             }
-            self.lower(family, it, &mut deps, &mut ids, named);
+            self.lower(rs, family, it, &mut deps, &mut ids, named);
         }
         self.w.end(list);
         seq
@@ -377,15 +373,23 @@ impl Enc {
         self.cmp_host(nl::CMP_NEQ, 0);
     }
 
-    fn lower(&mut self, family: Family, it: &Item, deps: &mut Deps, ids: &mut impl Iterator<Item = u32>, named: &dyn Fn(&str) -> u32) {
+    fn lower(
+        &mut self,
+        rs: &Ruleset,
+        family: Family,
+        it: &Item,
+        deps: &mut Deps,
+        ids: &mut dyn Iterator<Item = u32>,
+        named: &dyn Fn(&str) -> u32,
+    ) {
         let mut lookup = |e: &mut Enc, map: bool| {
             let id = ids.next().unwrap_or(0);
             e.w.expr(&Expr::Lookup { set: if map { "__map%d" } else { "__set%d" }, id, map });
         };
         match it {
-            Item::IfName { out, names, .. } => {
+            Item::IfName { out, names } => {
                 self.w.expr(&Expr::Meta { key: if *out { nl::META_OIFNAME } else { nl::META_IIFNAME } });
-                match names.as_slice() {
+                match rs.names(names) {
                     [one] => self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &ifname(one) }),
                     _ => lookup(self, false),
                 }
@@ -476,7 +480,7 @@ impl Enc {
                 let (code, chain) = verdict(v);
                 self.w.expr(&Expr::Verdict { code, chain });
             }
-            Item::Vmap(_) => {
+            Item::Vmap { .. } => {
                 self.w.expr(&Expr::Meta { key: nl::META_IIFNAME });
                 lookup(self, true);
             }
@@ -505,6 +509,6 @@ fn verdict(v: &Verdict) -> (u32, Option<&str>) {
     match v {
         Verdict::Accept => (nl::VERDICT_ACCEPT, None),
         Verdict::Drop => (nl::VERDICT_DROP, None),
-        Verdict::Jump(c) => (nl::VERDICT_JUMP, Some(c.as_str())),
+        Verdict::Jump(c) => (nl::VERDICT_JUMP, Some(c)),
     }
 }

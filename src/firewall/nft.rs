@@ -13,7 +13,9 @@
 use std::fmt::{self, Write};
 
 use super::model::Kind;
-use super::rules::{Base, Chain, Family, Hook, Icmp, Item, PortMatch, Purpose, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_PREFIX};
+use super::rules::{
+    Base, Chain, Family, Hook, Icmp, Item, Names, PortMatch, Purpose, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_PREFIX,
+};
 use crate::config::types::IfName;
 
 fn list<T>(out: &mut String, items: impl IntoIterator<Item = T>, each: impl Fn(&mut String, T) -> fmt::Result) -> fmt::Result {
@@ -26,9 +28,18 @@ fn list<T>(out: &mut String, items: impl IntoIterator<Item = T>, each: impl Fn(&
     Ok(())
 }
 
-fn names(out: &mut String, names: &[IfName]) -> fmt::Result {
+fn quoted(out: &mut String, name: &IfName) {
+    out.push('"');
+    out.push_str(name.as_str());
+    out.push('"');
+}
+
+fn names<'a>(out: &mut String, names: impl IntoIterator<Item = &'a IfName>) -> fmt::Result {
     out.push_str("{ ");
-    list(out, names, |o, n| write!(o, "\"{n}\""))?;
+    list(out, names, |o, n| {
+        quoted(o, n);
+        Ok(())
+    })?;
     out.push_str(" }");
     Ok(())
 }
@@ -76,13 +87,13 @@ fn icmp_types(out: &mut String, types: Icmp) -> fmt::Result {
     Ok(())
 }
 
-fn item(out: &mut String, i: &Item) -> fmt::Result {
+fn item(out: &mut String, rs: &Ruleset, i: &Item) -> fmt::Result {
     match i {
-        Item::IfName { out: o, names: n, braces } => {
+        Item::IfName { out: o, names: n } => {
             out.push_str(if *o { "oifname " } else { "iifname " });
-            match (braces, n.as_slice()) {
-                (false, [one]) => write!(out, "\"{one}\"")?,
-                _ => names(out, n)?,
+            match n {
+                Names::One(one) => quoted(out, one),
+                _ => names(out, rs.names(n))?,
             }
         }
         Item::IifLo => out.push_str("iif lo"),
@@ -133,11 +144,13 @@ fn item(out: &mut String, i: &Item) -> fmt::Result {
         Item::Masquerade => out.push_str("masquerade"),
         Item::Dnat(to) => write!(out, "dnat to {to}")?,
         Item::Verdict(v) => verdict(out, v)?,
-        Item::Vmap(map) => {
+        Item::Vmap { lan } => {
             out.push_str("iifname vmap { ");
-            list(out, map, |o, (name, v)| {
-                write!(o, "\"{name}\" : ")?;
-                verdict(o, v)
+            list(out, rs.vmap(*lan), |o, (name, zone)| {
+                quoted(o, name);
+                o.push_str(" : jump ");
+                o.push_str(zone);
+                Ok(())
             })?;
             out.push_str(" }");
         }
@@ -145,13 +158,13 @@ fn item(out: &mut String, i: &Item) -> fmt::Result {
     Ok(())
 }
 
-/// One rule as the file has it, without indentation.
-pub(crate) fn rule(out: &mut String, r: &Rule) -> fmt::Result {
+/// One rule of `rs` as the file has it, without indentation.
+pub(crate) fn rule(out: &mut String, rs: &Ruleset, r: &Rule) -> fmt::Result {
     for (i, it) in r.items.iter().enumerate() {
         if i > 0 {
             out.push(' ');
         }
-        item(out, it)?;
+        item(out, rs, it)?;
     }
     Ok(())
 }
@@ -174,7 +187,7 @@ pub(crate) fn base(out: &mut String, b: &Base) -> fmt::Result {
     write!(out, " priority {}; policy {};", b.priority, if b.accept { "accept" } else { "drop" })
 }
 
-fn chain(out: &mut String, c: &Chain) -> fmt::Result {
+fn chain(out: &mut String, rs: &Ruleset, c: &Chain) -> fmt::Result {
     writeln!(out, "\tchain {} {{", c.name)?;
     if let Some(b) = &c.base {
         out.push_str("\t\t");
@@ -183,7 +196,7 @@ fn chain(out: &mut String, c: &Chain) -> fmt::Result {
     }
     for r in &c.rules {
         out.push_str("\t\t");
-        rule(out, r)?;
+        rule(out, rs, r)?;
         out.push('\n');
     }
     out.push_str("\t}\n");
@@ -197,14 +210,14 @@ pub(crate) fn family(f: Family) -> &'static str {
     }
 }
 
-fn replace(out: &mut String, r: &Replace) -> fmt::Result {
+fn replace(out: &mut String, rs: &Ruleset, r: &Replace) -> fmt::Result {
     let (fam, name) = (family(r.family), r.name);
     writeln!(out, "table {fam} {name} {{}}\ndelete table {fam} {name}")?;
     let Some(t) = &r.body else { return Ok(()) };
     writeln!(out, "table {fam} {name} {{")?;
-    if let Some(devs) = &t.flowtable {
+    if t.flowtable {
         write!(out, "\tflowtable {FLOWTABLE} {{\n\t\thook ingress priority 0;\n\t\tdevices = ")?;
-        names(out, devs)?;
+        names(out, rs.devices())?;
         out.push_str(";\n\t}\n");
     }
     for s in &t.sets {
@@ -213,7 +226,7 @@ fn replace(out: &mut String, r: &Replace) -> fmt::Result {
         out.push_str(" }\n\t}\n");
     }
     for c in &t.chains {
-        chain(out, c)?;
+        chain(out, rs, c)?;
     }
     out.push_str("}\n");
     Ok(())
@@ -237,5 +250,5 @@ pub(crate) fn render(rs: &Ruleset, out: &mut String) -> fmt::Result {
         Purpose::Fallback => out.push_str("# nasboot firewall: fallback (the configured rule set did not load)\n"),
         Purpose::Emergency => out.push_str("# nasboot firewall: emergency (the profile could not be read)\n"),
     }
-    rs.tables.iter().try_for_each(|t| replace(out, t))
+    rs.tables.iter().try_for_each(|t| replace(out, rs, t))
 }

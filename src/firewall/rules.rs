@@ -48,11 +48,46 @@ pub(crate) enum Purpose {
     Emergency,
 }
 
-/// A whole rule set: each of nasboot's tables, replaced.
+/// A whole rule set: each of nasboot's tables, replaced. The LAN and WAN
+/// interfaces are listed once here; rules name them by zone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Ruleset {
     pub purpose: Purpose,
+    pub lan: Ifaces,
+    pub wan: Ifaces,
     pub tables: Vec<Replace>,
+}
+
+/// Interfaces a rule matches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Names {
+    /// The LAN's, or the WAN's, as a set (`{ "eth1" }`; nft loads a
+    /// one-element set as one compare).
+    Lan,
+    Wan,
+    /// One interface, without braces.
+    One(IfName),
+}
+
+impl Ruleset {
+    /// The interfaces `n` stands for.
+    pub(crate) fn names<'a>(&'a self, n: &'a Names) -> &'a [IfName] {
+        match n {
+            Names::Lan => &self.lan,
+            Names::Wan => &self.wan,
+            Names::One(one) => std::slice::from_ref(one),
+        }
+    }
+    /// The flowtable's devices: the LAN's, then the WAN's.
+    pub(crate) fn devices(&self) -> impl Iterator<Item = &IfName> {
+        self.lan.iter().chain(self.wan.iter())
+    }
+    /// The verdict map on the input interface: the restricted LAN's
+    /// interfaces (`lan`) to its chain, the WAN's to theirs.
+    pub(crate) fn vmap(&self, lan: bool) -> impl Iterator<Item = (&IfName, &'static str)> {
+        let lan_part = if lan { &self.lan[..] } else { &self.lan[..0] };
+        lan_part.iter().map(|n| (n, "lan")).chain(self.wan.iter().map(|n| (n, "wan")))
+    }
 }
 
 /// One table replaced: removed, then defined again unless `body` is None.
@@ -65,8 +100,8 @@ pub(crate) struct Replace {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Table {
-    /// The flowtable over these devices (`flow_offload`).
-    pub flowtable: Option<Ifaces>,
+    /// The flowtable over the LAN and WAN devices (`flow_offload`).
+    pub flowtable: bool,
     pub sets: Vec<Set>,
     pub chains: Vec<Chain>,
 }
@@ -174,22 +209,21 @@ pub(crate) const ICMP4_ECHO: Icmp = &[("echo-request", 8)];
 pub(crate) const ICMP6_ECHO: Icmp = &[("echo-request", 128)];
 
 /// A verdict.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
     Accept,
     Drop,
-    Jump(ChainName),
+    /// To the zone chain `lan` or `wan`.
+    Jump(&'static str),
 }
 
 /// One match or statement of a rule, in the rule's order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Item {
-    /// `iifname`/`oifname`: one name, or a set (`{ … }`; nft loads a
-    /// one-element set as one compare).
+    /// `iifname`/`oifname`.
     IfName {
         out: bool,
-        names: Ifaces,
-        braces: bool,
+        names: Names,
     },
     /// `iif lo`.
     IifLo,
@@ -250,8 +284,10 @@ pub(crate) enum Item {
     Masquerade,
     Dnat(Endpoint),
     Verdict(Verdict),
-    /// `iifname vmap { "eth0" : jump wan, … }`.
-    Vmap(Vec<(IfName, Verdict)>),
+    /// `iifname vmap { "eth0" : jump wan, … }` ([`Ruleset::vmap`]).
+    Vmap {
+        lan: bool,
+    },
 }
 
 fn chain_name(s: &str) -> ChainName {
@@ -272,14 +308,12 @@ fn fw(k: &'static str) -> Key {
     Key::Firewall(k)
 }
 
-fn names(ifaces: &Ifaces) -> Item {
-    Item::IfName { out: false, names: ifaces.clone(), braces: true }
+fn iif(names: Names) -> Item {
+    Item::IfName { out: false, names }
 }
 
-fn one_name(name: &IfName) -> Item {
-    let mut names = Ifaces::new();
-    let _ = names.push(name.clone());
-    Item::IfName { out: false, names, braces: false }
+fn oif(names: Names) -> Item {
+    Item::IfName { out: true, names }
 }
 
 fn base(name: &str, hook: Hook, priority: i32, accept: bool, key: Key) -> Chain {
@@ -343,13 +377,13 @@ fn zone_services(out: &mut Vec<Rule>, zone: &str, z: &Zone) {
 /// A zone's chain on one interface's ingress hook (the `inet` family's,
 /// Linux 5.10): it sees that interface's IPv4 and IPv6 packets only (ARP
 /// and the rest pass), before routing and before reassembly.
-fn ingress_chain(zone: &str, i: usize, name: &IfName) -> Chain {
+fn ingress_chain(zone: &'static str, i: usize, name: &IfName) -> Chain {
     let mut n = chain_name(zone);
     let _ = n.push_str("_in");
     let _ = fmt::Write::write_fmt(&mut n, format_args!("{i}"));
     let mut c = base("", Hook::Ingress(name.clone()), 0, true, fw("hook"));
     c.name = n;
-    c.rules.push(Rule::new(fw("hook"), vec![Item::Verdict(Verdict::Jump(chain_name(zone)))]));
+    c.rules.push(Rule::new(fw("hook"), vec![Item::Verdict(Verdict::Jump(zone))]));
     c
 }
 
@@ -379,18 +413,14 @@ fn set(sets: &mut Vec<Set>, name: &'static str, ports: &Ports, key: Key) {
 /// The rule set for `m`. Pure.
 pub(crate) fn build(m: &Model) -> Ruleset {
     let purpose = Purpose::Profile { kind: m.kind, ingress: m.ingress };
+    let (lan_if, wan_if) = (m.lan_ifaces.clone(), m.wan_ifaces.clone());
     if m.kind == Kind::Off {
-        return Ruleset { purpose, tables: vec![replace(Family::Inet, None), replace(Family::Ip, None)] };
+        return Ruleset { purpose, lan: lan_if, wan: wan_if, tables: vec![replace(Family::Inet, None), replace(Family::Ip, None)] };
     }
-    let mut t = Table::default();
-    if m.forward && m.flowtable && !m.lan_ifaces.is_empty() {
-        // The software fast path (nf_flow_table): once `flow add` has
-        // seen a flow established, its packets go from the ingress hook
-        // of these devices straight to the output device.
-        let mut devs = m.lan_ifaces.clone();
-        devs.extend(m.wan_ifaces.iter().cloned());
-        t.flowtable = Some(devs);
-    }
+    // The software fast path (nf_flow_table): once `flow add` has seen a
+    // flow established, its packets go from the ingress hook of the LAN
+    // and WAN devices straight to the output device.
+    let mut t = Table { flowtable: m.forward && m.flowtable && !m.lan_ifaces.is_empty(), ..Table::default() };
     set(&mut t.sets, "lan_tcp", &m.lan.tcp, fw("lan_services"));
     set(&mut t.sets, "lan_udp", &m.lan.udp, fw("lan_services"));
     set(&mut t.sets, "wan_tcp", &m.wan.tcp, fw("wan_services"));
@@ -444,7 +474,7 @@ pub(crate) fn build(m: &Model) -> Ruleset {
     wan.rules.push(Rule::new(fw("wan_services"), vec![Item::Verdict(Verdict::Drop)]));
     t.chains.push(wan);
     let nat = (m.forward && !m.wan_ifaces.is_empty()).then(|| nat_table(m));
-    Ruleset { purpose, tables: vec![replace(Family::Inet, Some(t)), replace(Family::Ip, nat)] }
+    Ruleset { purpose, lan: lan_if, wan: wan_if, tables: vec![replace(Family::Inet, Some(t)), replace(Family::Ip, nat)] }
 }
 
 fn replace(family: Family, body: Option<Table>) -> Replace {
@@ -467,19 +497,19 @@ fn notrack_chains(m: &Model, chains: &mut Vec<Chain>) {
         // (masqueraded), are for the box: they must be tracked to be NATed.
         for (i, d) in m.dnat.iter().enumerate() {
             let key = Key::PortForward(i);
-            pre.rules.push(Rule::new(key, accept(vec![names(&m.lan_ifaces), port(d.proto, false, PortMatch::One(d.wan_port))])));
+            pre.rules.push(Rule::new(key, accept(vec![iif(Names::Lan), port(d.proto, false, PortMatch::One(d.wan_port))])));
             let host = host(d.to.addr);
             pre.rules.push(Rule::new(
                 key,
                 accept(vec![
-                    names(&m.lan_ifaces),
+                    iif(Names::Lan),
                     Item::Ip { src: true, eq: true, net: host },
                     port(d.proto, true, PortMatch::One(d.to.port.get())),
                 ]),
             ));
         }
     }
-    let mut items = vec![names(&m.lan_ifaces)];
+    let mut items = vec![iif(Names::Lan)];
     if m.forward {
         items.push(Item::FibLocal);
     }
@@ -487,7 +517,7 @@ fn notrack_chains(m: &Model, chains: &mut Vec<Chain>) {
     pre.rules.push(Rule::new(fw("profile"), items));
     chains.push(pre);
     let mut out = base("raw_output", Hook::Output, -300, true, fw("profile"));
-    out.rules.push(Rule::new(fw("profile"), vec![Item::IfName { out: true, names: m.lan_ifaces.clone(), braces: true }, Item::Notrack]));
+    out.rules.push(Rule::new(fw("profile"), vec![oif(Names::Lan), Item::Notrack]));
     chains.push(out);
 }
 
@@ -495,16 +525,12 @@ fn input_chain(m: &Model) -> Chain {
     let mut c = base("input", Hook::Input, 0, false, fw("profile"));
     if m.lan.all {
         for name in &m.lan_ifaces {
-            c.rules.push(Rule::new(fw("lan_services"), accept(vec![one_name(name)])));
+            c.rules.push(Rule::new(fw("lan_services"), accept(vec![iif(Names::One(name.clone()))])));
         }
     }
     c.rules.push(Rule::new(fw("profile"), accept(vec![Item::IifLo])));
-    let lan_in_map = if m.lan.all { &m.lan_ifaces[..0] } else { &m.lan_ifaces[..] };
-    let lan_verdict = Verdict::Jump(chain_name("lan"));
-    let mut map: Vec<(IfName, Verdict)> = lan_in_map.iter().map(|n| (n.clone(), lan_verdict.clone())).collect();
-    map.extend(m.wan_ifaces.iter().map(|n| (n.clone(), Verdict::Jump(chain_name("wan")))));
-    if !map.is_empty() {
-        c.rules.push(Rule::new(fw("interface[].role"), vec![Item::Vmap(map)]));
+    if (!m.lan.all && !m.lan_ifaces.is_empty()) || !m.wan_ifaces.is_empty() {
+        c.rules.push(Rule::new(fw("interface[].role"), vec![Item::Vmap { lan: !m.lan.all }]));
     }
     c
 }
@@ -525,17 +551,17 @@ fn forward_rules(m: &Model, out: &mut Vec<Rule>) {
     // Invalid packets are not NATed: leaving on the WAN they would carry
     // LAN addresses (fw4's "Prevent NAT leakage").
     out.push(Rule::new(fw("forward"), vec![Item::CtState { invalid: true }, Item::Verdict(Verdict::Drop)]));
-    let pair = |from: &Ifaces, to: &Ifaces| vec![names(from), Item::IfName { out: true, names: to.clone(), braces: true }];
-    out.push(Rule::new(fw("forward"), accept(pair(&m.lan_ifaces, &m.wan_ifaces))));
+    let pair = |from, to| vec![iif(from), oif(to)];
+    out.push(Rule::new(fw("forward"), accept(pair(Names::Lan, Names::Wan))));
     // Between the LAN's interfaces (and back out of the one it came in
     // on, as reflected connections do), as fw4's lan zone forwards.
-    out.push(Rule::new(fw("forward"), accept(pair(&m.lan_ifaces, &m.lan_ifaces))));
+    out.push(Rule::new(fw("forward"), accept(pair(Names::Lan, Names::Lan))));
     if !m.dnat.is_empty() {
-        let mut items = pair(&m.wan_ifaces, &m.lan_ifaces);
+        let mut items = pair(Names::Wan, Names::Lan);
         items.push(Item::CtDnat);
         out.push(Rule::new(fw("port_forward"), accept(items)));
     }
-    let mut items = pair(&m.wan_ifaces, &m.lan_ifaces);
+    let mut items = pair(Names::Wan, Names::Lan);
     items.push(Item::Icmp { v6: true, types: ICMP6_FORWARD });
     out.push(Rule::new(fw("forward"), accept(items)));
 }
@@ -553,20 +579,19 @@ fn nat_table(m: &Model) -> Table {
     let mut pre = base("prerouting", Hook::Prerouting, -100, true, fw("forward"));
     pre.base.as_mut().expect("a base chain").nat = true;
     for (i, d) in m.dnat.iter().enumerate() {
-        pre.rules.push(Rule::new(Key::PortForward(i), dnat_items(vec![names(&m.wan_ifaces)], d)));
+        pre.rules.push(Rule::new(Key::PortForward(i), dnat_items(vec![iif(Names::Wan)], d)));
     }
     if m.reflection {
         // A LAN client that uses an address of the box other than its
         // LAN network's (the WAN address) for a forwarded port.
         for (i, d) in m.dnat.iter().enumerate() {
-            let items = vec![names(&m.lan_ifaces), Item::FibLocal, Item::Ip { src: false, eq: false, net: d.lan_net }];
+            let items = vec![iif(Names::Lan), Item::FibLocal, Item::Ip { src: false, eq: false, net: d.lan_net }];
             pre.rules.push(Rule::new(Key::PortForward(i), dnat_items(items, d)));
         }
     }
     let mut post = base("postrouting", Hook::Postrouting, 100, true, fw("forward"));
     post.base.as_mut().expect("a base chain").nat = true;
-    post.rules
-        .push(Rule::new(fw("forward"), vec![Item::IfName { out: true, names: m.wan_ifaces.clone(), braces: true }, Item::Masquerade]));
+    post.rules.push(Rule::new(fw("forward"), vec![oif(Names::Wan), Item::Masquerade]));
     if m.reflection {
         // The reflected connection's replies must come back through the
         // box, not straight from the LAN host to the client.
@@ -584,7 +609,7 @@ fn nat_table(m: &Model) -> Table {
             ));
         }
     }
-    Table { flowtable: None, sets: Vec::new(), chains: vec![pre, post] }
+    Table { flowtable: false, sets: Vec::new(), chains: vec![pre, post] }
 }
 
 /// The fallback when the configured rule set does not load: loopback and
@@ -593,9 +618,9 @@ pub(crate) fn fallback(lan: &Ifaces) -> Ruleset {
     let mut input = base("input", Hook::Input, 0, false, fw("profile"));
     input.rules.push(Rule::new(fw("profile"), accept(vec![Item::IifLo])));
     if !lan.is_empty() {
-        input.rules.push(Rule::new(fw("interface[].role"), accept(vec![names(lan)])));
+        input.rules.push(Rule::new(fw("interface[].role"), accept(vec![iif(Names::Lan)])));
     }
-    closed(Purpose::Fallback, input)
+    closed(Purpose::Fallback, lan.clone(), input)
 }
 
 /// The emergency rule set for a board whose profile cannot be read, so
@@ -608,14 +633,14 @@ pub(crate) fn emergency() -> Ruleset {
     input.rules.push(Rule::new(fw("profile"), accept(vec![Item::IifLo])));
     input.rules.push(Rule::new(fw("profile"), accept(vec![Item::CtState { invalid: false }])));
     icmp(&mut input.rules);
-    closed(Purpose::Emergency, input)
+    closed(Purpose::Emergency, Ifaces::new(), input)
 }
 
 /// `input` and a forward chain with policy drop; no NAT table.
-fn closed(purpose: Purpose, input: Chain) -> Ruleset {
+fn closed(purpose: Purpose, lan: Ifaces, input: Chain) -> Ruleset {
     let forward = base("forward", Hook::Forward, 0, false, fw("forward"));
-    let t = Table { flowtable: None, sets: Vec::new(), chains: vec![input, forward] };
-    Ruleset { purpose, tables: vec![replace(Family::Inet, Some(t)), replace(Family::Ip, None)] }
+    let t = Table { flowtable: false, sets: Vec::new(), chains: vec![input, forward] };
+    Ruleset { purpose, lan, wan: Ifaces::new(), tables: vec![replace(Family::Inet, Some(t)), replace(Family::Ip, None)] }
 }
 
 impl Ruleset {
@@ -625,7 +650,7 @@ impl Ruleset {
     }
     /// Whether the filter table has the flowtable.
     pub(crate) fn flowtable(&self) -> bool {
-        self.tables.iter().any(|t| t.body.as_ref().is_some_and(|b| b.flowtable.is_some()))
+        self.tables.iter().any(|t| t.body.as_ref().is_some_and(|b| b.flowtable))
     }
     fn chains(&self) -> impl Iterator<Item = &Chain> {
         self.tables.iter().filter_map(|t| t.body.as_ref()).flat_map(|b| b.chains.iter())

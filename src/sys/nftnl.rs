@@ -815,6 +815,31 @@ pub(crate) fn each_attr<'a>(
     Ok(())
 }
 
+/// Whether a batch reads back whole: each message's length within it,
+/// each message's attributes (nested ones too) within their message.
+#[cfg(any(test, feature = "fuzz"))]
+pub(crate) fn check_batch(buf: &[u8], order: Order) -> Result<(), Malformed> {
+    fn nested(buf: &[u8], order: Order) -> Result<(), Malformed> {
+        each_attr(buf, order, &mut |_, v| {
+            // A value that parses as attributes is walked too; one that
+            // does not is a plain value.
+            let _ = nested(v, order);
+            Ok(())
+        })
+    }
+    let mut at = 0;
+    while at < buf.len() {
+        let len = order.read_u32(buf.get(at..at + 4).ok_or(Malformed)?) as usize;
+        let msg = buf.get(at..at + len).ok_or(Malformed)?;
+        if len < NLMSG_HDRLEN + NFGENMSG_LEN {
+            return Err(Malformed);
+        }
+        nested(&msg[NLMSG_HDRLEN + NFGENMSG_LEN..], order)?;
+        at += align(len);
+    }
+    Ok(())
+}
+
 fn check_attrs(buf: &[u8], order: Order) -> Result<(), Malformed> {
     each_attr(buf, order, &mut |_, _| Ok(()))
 }

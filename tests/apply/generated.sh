@@ -7,6 +7,12 @@
 #
 #   - `check` accepts it (exit 0) or refuses it with exit 2 and a
 #     FILE:LINE:COLUMN: KEY: error; anything else fails;
+#   - accepted: `firewall apply --backend nftables` by nasboot itself through
+#     netlink, with no nft on its PATH, and by the nft tool (`--loader
+#     nft`), each in one of twin namespaces holding the same interfaces:
+#     both exit alike and `nft list ruleset` is identical (the listing
+#     prints what the kernel holds, so the batch means what the text
+#     does; the generator has no flowtable, which this kernel lacks);
 #   - accepted: `firewall render` for nftables loads with the real `nft -f`,
 #     for iptables the IPv4 half with `iptables-restore --noflush` and the
 #     IPv6 half with `ip6tables-restore --noflush`, in a network namespace
@@ -21,7 +27,7 @@
 #     nftables rule set loaded in a board-shaped namespace (prefix nbrl,
 #     scripts/lib/netns.sh): a WAN TCP port the profile opens accepts a
 #     connection from the WAN host, port 2223 (opened by none) does not.
-# About 2 minutes for 300 (nasboot, nft and testparm each a process).
+# About 3 minutes for 300 (nasboot, nft and testparm each a process).
 #
 #   tests/apply/generated.sh            # uses $NASBOOT_DIST or target/dist
 set -eu
@@ -53,27 +59,36 @@ cleanup() {
 	fw_board_down "$P"
 	ip netns del "$NS" 2>/dev/null || true
 	ip netns del "${NS}p" 2>/dev/null || true
+	ip netns del "${NS}n" 2>/dev/null || true
+	ip netns del "${NS}q" 2>/dev/null || true
 	rm -rf "$W"
 }
 trap cleanup EXIT
 
 /usr/bin/python3 "$TOP/tests/apply/genprofiles.py" "$SEED" "$COUNT" "$W/p"
 
-ip netns add "$NS"
-ip netns add "${NS}p"
-ip -n "$NS" link set lo up
-i=0
-for name in eth0 eth1 eth2 lan0 wan0 br-x; do
-	i=$((i + 1))
-	ip link add "nbrlg$i" type veth peer name "nbrlgp$i"
-	ip link set "nbrlg$i" netns "$NS"
-	ip -n "$NS" link set "nbrlg$i" name "$name" up
-	ip link set "nbrlgp$i" netns "${NS}p"
+# The namespace the tool loads in, and its twin (nbrlgn) for nasboot's own
+# loader: the same interfaces, each a veth whose peer is in nbrlgp/nbrlgq.
+for ns in "$NS:${NS}p:nbrlg" "${NS}n:${NS}q:nbrln"; do
+	IFS=: read -r main peers pre <<<"$ns"
+	ip netns add "$main"
+	ip netns add "$peers"
+	ip -n "$main" link set lo up
+	i=0
+	for name in eth0 eth1 eth2 lan0 wan0 br-x; do
+		i=$((i + 1))
+		ip link add "$pre$i" type veth peer name "${pre}p$i"
+		ip link set "$pre$i" netns "$main"
+		ip -n "$main" link set "$pre$i" name "$name" up
+		ip link set "${pre}p$i" netns "$peers"
+	done
 done
 in_ns() { ip netns exec "$NS" "$@"; }
+in_twin() { ip netns exec "${NS}n" "$@"; }
+NONFT=$(t_path_without_nft "$W/nonft")
 
-accepted=0 refused=0 nft_ok=0 ipt_ok=0 exp_files=0 smb_files=0 probed=0
-bad_status="" bad_nft="" bad_ipt="" bad_smb=""
+accepted=0 refused=0 nft_ok=0 ipt_ok=0 exp_files=0 smb_files=0 probed=0 same=0
+bad_status="" bad_nft="" bad_ipt="" bad_smb="" bad_diff=""
 mkdir -p "$W/root/etc" "$W/exports" "$W/smb"
 for f in "$W"/p/*.toml; do
 	n=${f##*/}
@@ -97,6 +112,26 @@ for f in "$W"/p/*.toml; do
 		continue
 		;;
 	esac
+	# nftables, loaded by nasboot through netlink and by nft: the same.
+	in_ns nft flush ruleset
+	in_twin nft flush ruleset
+	set +e
+	in_ns "${NB[@]}" -q -c "$f" firewall apply --backend nftables --loader nft >"$W/p/$n.tool" 2>&1
+	st_tool=$?
+	in_twin env PATH="$NONFT" "${NB[@]}" -c "$f" firewall apply --backend nftables >"$W/p/$n.native" 2>&1
+	st_native=$?
+	set -e
+	in_ns nft list ruleset >"$W/p/$n.tool.list"
+	in_twin nft list ruleset >"$W/p/$n.native.list"
+	if [ "$st_tool" != "$st_native" ]; then
+		bad_diff+=" $n(exit $st_tool/$st_native)"
+	elif ! cmp -s "$W/p/$n.tool.list" "$W/p/$n.native.list"; then
+		bad_diff+=" $n(listing)"
+	elif [ "$st_native" = 0 ] && ! grep -Eq 'through netlink|nothing to change' "$W/p/$n.native" && [ -s "$W/p/$n.native.list" ]; then
+		bad_diff+=" $n(not through netlink)"
+	else
+		same=$((same + 1))
+	fi
 	# nftables, loaded for real.
 	if "${NB[@]}" -q -c "$f" firewall render --backend nftables >"$W/p/$n.nft" 2>"$W/p/$n.nft.err" &&
 		in_ns nft -f "$W/p/$n.nft" 2>"$W/p/$n.nft.load"; then
@@ -140,6 +175,13 @@ t_check "generated: every profile accepted (exit 0) or refused with exit 2 at FI
 echo "    $COUNT generated (seed $SEED): $accepted accepted, $refused refused"
 if [ "$accepted" -ge $((COUNT / 4)) ]; then t_ok "generated: $accepted of $COUNT accepted"; else t_fail "generated: only $accepted of $COUNT accepted"; fi
 t_eq "generated: every accepted nftables rule set loads with nft ($nft_ok)" "" "$bad_nft"
+t_eq "generated: nasboot's netlink batch and nft load the same rules for every accepted profile ($same)" "" "$bad_diff"
+for n in $bad_diff; do
+	n=${n%(*}
+	diff "$W/p/$n.tool.list" "$W/p/$n.native.list" | head -8 | sed "s/^/    $n: /"
+	tail -2 "$W/p/$n.native" | sed "s/^/    $n native: /"
+done
+if [ "$same" -ge $((accepted / 2)) ]; then t_ok "generated: $same profiles loaded both ways"; else t_fail "generated: only $same profiles loaded both ways"; fi
 t_eq "generated: every accepted iptables rule set loads with iptables-restore and ip6tables-restore ($ipt_ok)" "" "$bad_ipt"
 t_eq "generated: every Samba include passes testparm ($smb_files)" "" "$bad_smb"
 for n in $bad_nft; do head -3 "$W/p/$n.nft.load" | sed "s/^/    $n: /"; done

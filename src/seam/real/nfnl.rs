@@ -69,38 +69,34 @@ impl RealNftables {
         Ok(())
     }
 
-    /// Read replies until `done` says so; a malformed datagram is an error.
-    fn receive(&mut self, done: &mut dyn FnMut(Reply<'_>) -> io::Result<bool>) -> io::Result<()> {
-        loop {
-            let sock = self.sock.as_ref().ok_or_else(|| malformed("no socket"))?;
-            let n = sock.recv(&mut &mut self.buf[..], 0)?.min(self.buf.len());
-            let mut result: io::Result<bool> = Ok(false);
-            let read = nl::replies(&self.buf[..n], Order::HOST, &mut |r| {
-                if matches!(result, Ok(false)) {
-                    result = done(r);
-                }
-            });
-            read.map_err(|_| malformed("a malformed reply"))?;
-            if result? {
-                return Ok(());
-            }
-        }
+    /// One datagram from the kernel.
+    fn recv(&mut self) -> io::Result<&[u8]> {
+        let sock = self.sock.as_ref().ok_or_else(|| malformed("no socket"))?;
+        let n = sock.recv(&mut &mut self.buf[..], 0)?.min(self.buf.len());
+        Ok(&self.buf[..n])
     }
 
-    /// A dump request, its replies to `each(kind, family, attrs)`.
+    /// A dump request, its replies to `each(kind, family, attrs)`, until
+    /// its end; an error, a reply for another request or a malformed
+    /// datagram ends it with an error.
     fn dump_request(&mut self, w: Writer, each: &mut dyn FnMut(u8, u8, &[u8])) -> io::Result<()> {
         let req = w.finish();
         let (seq, _) = req.seqs().ok_or_else(|| malformed("empty request"))?;
         self.send(&req.bytes)?;
-        self.receive(&mut |r| match r {
-            Reply::Done { seq: s } if s == seq => Ok(true),
-            Reply::Nft { seq: s, kind, family, attrs } if s == seq => {
-                each(kind, family, attrs);
-                Ok(false)
+        loop {
+            let mut end: Option<io::Result<()>> = None;
+            let read = nl::replies(self.recv()?, Order::HOST, &mut |r| match (r, &end) {
+                (_, Some(_)) => end = Some(Err(malformed("a reply after the end"))),
+                (Reply::Done { seq: s }, None) if s == seq => end = Some(Ok(())),
+                (Reply::Nft { seq: s, kind, family, attrs }, None) if s == seq => each(kind, family, attrs),
+                (Reply::Error { seq: s, errno, .. }, None) if s == seq => end = Some(Err(io::Error::from_raw_os_error(errno))),
+                _ => end = Some(Err(malformed("a reply for another request"))),
+            });
+            read.map_err(|_| malformed("a malformed reply"))?;
+            if let Some(r) = end {
+                return r;
             }
-            Reply::Error { seq: s, errno, .. } if s == seq => Err(io::Error::from_raw_os_error(errno)),
-            _ => Err(malformed("a reply for another request")),
-        })
+        }
     }
 
     fn writer(&mut self) -> io::Result<Writer> {
@@ -190,9 +186,8 @@ impl Nftables for RealNftables {
         self.send(&fence.bytes).map_err(CommitError::Io)?;
         let mut answer = Answer::new(first, last, fence_seq);
         while !answer.done {
-            let sock = self.sock.as_ref().ok_or_else(|| CommitError::Io(malformed("no socket")))?;
-            let n = sock.recv(&mut &mut self.buf[..], 0).map_err(CommitError::Io)?.min(self.buf.len());
-            answer.read(&self.buf[..n], Order::HOST).map_err(|_| CommitError::Io(malformed("a reply that does not answer the batch")))?;
+            let datagram = self.recv().map_err(CommitError::Io)?;
+            answer.read(datagram, Order::HOST).map_err(|_| CommitError::Io(malformed("a reply that does not answer the batch")))?;
         }
         match answer.refused {
             None => Ok(()),
