@@ -244,12 +244,8 @@ impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Action::Load { rules, then, .. } => {
-                let (hooks, fast) = match &rules.native {
-                    Native::Rules(r) => (r.ingress(), r.flowtable()),
-                    _ => (false, false),
-                };
-                let hooks = if hooks { ", on the ingress hooks" } else { "" };
-                let fast = if fast { ", with the flowtable" } else { "" };
+                let hooks = if rules.text.contains("type filter hook ingress") { ", on the ingress hooks" } else { "" };
+                let fast = if rules.text.contains("\tflowtable ft {") { ", with the flowtable" } else { "" };
                 write!(f, "load the {} rule set ({} lines{hooks}{fast})", rules.backend, rules.text.lines().count())?;
                 if rules.backend == Backend::Nftables {
                     write!(f, " {}", rules.via)?;

@@ -33,9 +33,9 @@ pub(crate) struct Refusal {
     pub expr: Option<String>,
 }
 
-/// The kernel module an expression lives in, where it is one.
-fn module(expr: &str) -> Option<&'static str> {
-    Some(match expr {
+/// The kernel module an expression lives in.
+fn module(expr: &str) -> &'static str {
+    match expr {
         "fib" => "nft_fib_inet and nft_fib_ipv4",
         "flow_offload" => "nft_flow_offload",
         "log" => "nft_log",
@@ -43,32 +43,28 @@ fn module(expr: &str) -> Option<&'static str> {
         "ct" | "notrack" => "nft_ct",
         "masq" => "nft_masq",
         "nat" => "nft_nat",
-        _ => return None,
-    })
+        _ => "nf_tables",
+    }
 }
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the kernel refused {}", self.what)?;
-        if let Some(k) = &self.key {
-            write!(f, " (from {k})")?;
-        }
-        write!(f, ": {}", std::io::Error::from_raw_os_error(self.errno))?;
-        if let Some(t) = &self.text {
-            write!(f, ": {t}")?;
-        }
+        let from = if self.key.is_some() { " (from " } else { "" };
+        let key = self.key.as_deref().unwrap_or_default();
+        let to = if self.key.is_some() { ")" } else { "" };
+        let colon = if self.text.is_some() { ": " } else { "" };
+        let text = self.text.as_deref().unwrap_or_default();
+        let errno = std::io::Error::from_raw_os_error(self.errno);
+        write!(f, "the kernel refused {}{from}{key}{to}: {errno}{colon}{text}", self.what)?;
         let missing = self.errno == nix::libc::ENOENT || self.errno == nix::libc::EOPNOTSUPP;
-        match (self.expr.as_deref(), missing) {
-            (Some(e), true) => match module(e) {
-                Some(m) => write!(f, "; this kernel has no `{e}` expression ({m})"),
-                None => write!(f, "; this kernel has no `{e}` expression"),
-            },
-            _ if missing && self.what.starts_with("flowtable") => f.write_str("; this kernel has no flowtable (nf_flow_table_inet)"),
-            _ if missing && self.what.contains("hook ingress") => {
-                f.write_str("; the device is missing, or this kernel has no inet ingress hook (Linux 5.10)")
-            }
-            _ => Ok(()),
-        }
+        let hint = match self.expr.as_deref() {
+            _ if !missing => return Ok(()),
+            Some(e) => return write!(f, "; this kernel has no `{e}` expression ({})", module(e)),
+            None if self.what.starts_with("flowtable") => "this kernel has no flowtable (nf_flow_table_inet)",
+            None if self.what.contains("hook ingress") => "the device is missing, or this kernel has no inet ingress hook (Linux 5.10)",
+            None => return Ok(()),
+        };
+        write!(f, "; {hint}")
     }
 }
 
@@ -139,12 +135,9 @@ pub(crate) fn load(rs: &Ruleset, seams: &mut Seams<'_>) -> Result<(), LoadError>
 pub(crate) fn load_saved(saved: &Sent, seams: &mut Seams<'_>) -> Result<(), LoadError> {
     match seams.nft.commit(saved) {
         Ok(()) => Ok(()),
-        Err(CommitError::Refused { seq, errno, text, offset }) => {
-            let msg = saved.message(seq);
-            let kind = msg.and_then(|m| m.get(4)).map_or("?", |k| nl::kind_name(*k));
-            let expr = offset.and_then(|o| nl::expr_at(msg?, o, Order::HOST)).map(str::to_string);
-            let what = format!("the saved rule set's {kind} (message {})", seq.wrapping_sub(saved.seqs().map_or(seq, |s| s.0)));
-            Err(LoadError::Kernel(Box::new(Refusal { what, key: None, errno, text, expr })))
+        Err(CommitError::Refused { seq, errno, text, .. }) => {
+            let what = format!("the saved rule set (its message {})", seq.wrapping_sub(saved.seqs().map_or(seq, |s| s.0)));
+            Err(LoadError::Kernel(Box::new(Refusal { what, key: None, errno, text, expr: None })))
         }
         Err(CommitError::Io(e)) => Err(LoadError::Netlink(e)),
     }
@@ -152,46 +145,44 @@ pub(crate) fn load_saved(saved: &Sent, seams: &mut Seams<'_>) -> Result<(), Load
 
 /// What is loaded in nasboot's tables now, as one batch that puts it back:
 /// each table replaced (created, deleted, created) and, where it existed,
-/// filled again with its chains, sets and their elements, flowtable and
+/// filled again with its chains, sets, their elements, flowtable and
 /// rules, as the kernel dumps them ([`nl::replay`]).
 pub(crate) fn save(seams: &mut Seams<'_>) -> Result<Sent, LoadError> {
     let tables = seams.nft.tables().map_err(LoadError::Netlink)?;
     let mut w = Writer::batch(Order::HOST, seams.nft.next_seq());
     for (family, name) in [(Family::Inet, FILTER_TABLE), (Family::Ip, NAT_TABLE)] {
         let fam = if family == Family::Inet { nl::NFPROTO_INET } else { nl::NFPROTO_IPV4 };
-        for kind in [nl::NEWTABLE, nl::DELTABLE] {
-            w.msg(kind, fam, 0);
+        let exists = tables.iter().any(|(f, n)| *f == fam && n == name);
+        let kinds: &[u8] = if exists { &[nl::NEWTABLE, nl::DELTABLE, nl::NEWTABLE] } else { &[nl::NEWTABLE, nl::DELTABLE] };
+        for kind in kinds {
+            w.msg(*kind, fam, 0);
             w.put_str(nl::TABLE_NAME, name);
         }
-        if !tables.iter().any(|(f, n)| *f == fam && n == name) {
+        if !exists {
             continue;
         }
-        w.msg(nl::NEWTABLE, fam, 0);
-        w.put_str(nl::TABLE_NAME, name);
-        let mut sets = Vec::new();
+        // Every set before any element, as nft sends them.
+        let mut sets: Vec<String> = Vec::new();
         let mut set_id = 0;
-        for get in [nl::GETCHAIN, nl::GETSET, nl::GETFLOWTABLE, nl::GETRULE] {
-            let mut objs: Vec<(u8, Vec<u8>)> = Vec::new();
-            seams.nft.dump(get, fam, name, None, &mut |kind, attrs| objs.push((kind, attrs.to_vec()))).map_err(LoadError::Netlink)?;
-            for (kind, attrs) in &objs {
-                set_id += 1;
-                nl::replay(&mut w, *kind, fam, attrs, Order::HOST, set_id);
-                if *kind == nl::NEWSET {
-                    // A set's elements right after it.
-                    let set = nl::find(attrs, Order::HOST, nl::SET_NAME).map(nl::str_value).unwrap_or_default().to_string();
-                    sets.push(set.clone());
-                    let mut elems: Vec<(u8, Vec<u8>)> = Vec::new();
-                    seams
-                        .nft
-                        .dump(nl::GETSETELEM, fam, name, Some(&set), &mut |k, a| elems.push((k, a.to_vec())))
-                        .map_err(LoadError::Netlink)?;
-                    for (k, a) in &elems {
-                        nl::replay(&mut w, *k, fam, a, Order::HOST, 0);
-                    }
-                }
+        for get in [nl::GETCHAIN, nl::GETSET, nl::GETSETELEM, nl::GETFLOWTABLE, nl::GETRULE] {
+            let names: Vec<Option<&str>> = if get == nl::GETSETELEM { sets.iter().map(|s| Some(s.as_str())).collect() } else { vec![None] };
+            let mut found = Vec::new();
+            for set in names {
+                seams
+                    .nft
+                    .dump(get, fam, name, set, &mut |kind, attrs| {
+                        set_id += 1;
+                        nl::replay(&mut w, kind, fam, attrs, Order::HOST, set_id);
+                        if kind == nl::NEWSET {
+                            found.push(nl::find(attrs, Order::HOST, nl::SET_NAME).map(nl::str_value).unwrap_or_default().to_string());
+                        }
+                    })
+                    .map_err(LoadError::Netlink)?;
+            }
+            if get == nl::GETSET {
+                sets = found;
             }
         }
-        log::debug!("nf_tables: saved {} {name} with {} sets", super::nft::family(family), sets.len());
     }
     Ok(w.finish_batch())
 }

@@ -15,7 +15,7 @@
 //! so that `nft list ruleset` on a board that has nft shows the same
 //! rules. The encoding itself is `crate::sys::nftnl`'s.
 
-use super::rules::{Base, Family, Hook, Item, PortMatch, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_PREFIX};
+use super::rules::{Base, Family, Hook, Item, PortMatch, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_BURST, LOG_PREFIX};
 use crate::config::firewall::Proto;
 use crate::config::types::{IfName, IpNet};
 use crate::sys::nftnl::{self as nl, Expr, Order, Sent, Udata, Writer};
@@ -65,30 +65,18 @@ pub(crate) fn encode(rs: &Ruleset, order: Order, seq: u32) -> Encoded {
     Encoded { sent: e.w.finish_batch(), origins: e.origins }
 }
 
-/// nft's typeof userdata for a payload field: the expression kind, then
-/// its protocol description and field (proto_desc ids: icmp 4, udp 6,
-/// tcp 8, icmpv6 14; fields: sport or type 1, dport 2).
-fn typeof_payload(u: &mut Udata, desc: u32, field: u32) {
-    u.nest(nl::UDATA_KEY_TYPEOF, |u| {
-        u.u32(nl::UDATA_TYPEOF_EXPR, nl::EXPR_PAYLOAD).nest(nl::UDATA_TYPEOF_DATA, |u| {
-            u.u32(0, desc).u32(1, field);
-        });
-    });
-}
-
-fn typeof_meta(u: &mut Udata, key: u32) {
-    u.nest(nl::UDATA_KEY_TYPEOF, |u| {
-        u.u32(nl::UDATA_TYPEOF_EXPR, nl::EXPR_META).nest(nl::UDATA_TYPEOF_DATA, |u| {
-            u.u32(0, key);
-        });
-    });
-}
-
 /// An interface name as meta loads it: 16 bytes, NUL padded.
 fn ifname(n: &IfName) -> [u8; 16] {
     let mut b = [0; 16];
     b[..n.as_str().len()].copy_from_slice(n.as_str().as_bytes());
     b
+}
+
+/// Ports as set keys: 2 bytes each, network order.
+fn port_keys(ports: &[u16]) -> Vec<u8> {
+    let mut keys = Vec::with_capacity(2 * ports.len());
+    ports.iter().for_each(|p| keys.extend_from_slice(&p.to_be_bytes()));
+    keys
 }
 
 fn proto_num(p: Proto) -> u8 {
@@ -144,11 +132,10 @@ impl Enc {
         let first_named = self.set_id + 1;
         for (si, s) in body.sets.iter().enumerate() {
             self.set_id += 1;
-            let mut u = Udata::new(self.order());
-            u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_BIG);
+            let u = nl::udata_key(self.order(), nl::BYTEORDER_BIG, &[]);
             let seq = self.new_set(fam, t.name, s.name, nl::TYPE_INET_SERVICE, 2, None, &u);
             self.origins.push((seq, Origin::Set { table: ti, set: si }));
-            let keys: Vec<u8> = s.ports.iter().flat_map(|p| p.to_be_bytes()).collect();
+            let keys = port_keys(&s.ports);
             let seq = self.elements(fam, t.name, s.name, 2, &keys, &[]);
             self.origins.push((seq, Origin::Set { table: ti, set: si }));
         }
@@ -161,8 +148,7 @@ impl Enc {
             self.w.put_be32(nl::FLOWTABLE_HOOK_PRIORITY, 0);
             let d = self.w.nest(nl::FLOWTABLE_HOOK_DEVS);
             // nft sends the devices in the reverse of the file's order.
-            let devs: Vec<&IfName> = rs.devices().collect();
-            for dev in devs.iter().rev() {
+            for dev in rs.wan.iter().rev().chain(rs.lan.iter().rev()) {
                 self.w.put_str(nl::DEVICE_NAME, dev.as_str());
             }
             self.w.end(d);
@@ -224,7 +210,7 @@ impl Enc {
             self.w.put_be32(nl::SET_DESC_SIZE, size);
             self.w.end(d);
         }
-        self.w.put(nl::SET_USERDATA, u.bytes());
+        self.w.put(nl::SET_USERDATA, u);
         seq
     }
 
@@ -262,41 +248,39 @@ impl Enc {
 
     /// The anonymous sets an item needs, written now (before the rule's
     /// message); their ids in `ids`, in the order `lower` uses them.
-    fn sets_for(&mut self, rs: &Ruleset, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
+    fn sets_for(&mut self, rs: &Ruleset, arg: usize, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
+        // nft's typeof data: proto_desc ids (icmp 4, udp 6, tcp 8, icmpv6
+        // 14) and fields (sport or type 1, dport 2) of a payload; a meta key.
         let o = self.order();
-        let mut u = Udata::new(o);
-        let (key, keys): (AnonKey, Vec<u8>) = match it {
-            Item::IfName { out, names } if rs.names(names).len() > 1 => {
-                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_HOST);
-                typeof_meta(&mut u, if *out { nl::META_OIFNAME } else { nl::META_IIFNAME });
-                (AnonKey { ty: nl::TYPE_IFNAME, len: 16, udata: u }, rs.names(names).iter().flat_map(ifname).collect())
+        let (key, keys): (AnonKey, Vec<u8>) = match *it {
+            Item::IfName { out, names } if rs.names(names, arg).len() > 1 => {
+                let udata = nl::udata_key(o, nl::BYTEORDER_HOST, &[nl::EXPR_META, if out { nl::META_OIFNAME } else { nl::META_IIFNAME }]);
+                let mut keys = Vec::new();
+                rs.names(names, arg).iter().for_each(|n| keys.extend_from_slice(&ifname(n)));
+                (AnonKey { ty: nl::TYPE_IFNAME, len: 16, udata }, keys)
             }
             Item::TcpOrUdp => {
-                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_HOST);
-                typeof_meta(&mut u, nl::META_L4PROTO);
-                (AnonKey { ty: nl::TYPE_INET_PROTO, len: 1, udata: u }, vec![6, 17])
+                let udata = nl::udata_key(o, nl::BYTEORDER_HOST, &[nl::EXPR_META, nl::META_L4PROTO]);
+                (AnonKey { ty: nl::TYPE_INET_PROTO, len: 1, udata }, vec![6, 17])
             }
             Item::Port { proto, src, m: PortMatch::Any(ports) } => {
-                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_BIG);
-                typeof_payload(&mut u, if *proto == Proto::Tcp { 8 } else { 6 }, if *src { 1 } else { 2 });
-                (AnonKey { ty: nl::TYPE_INET_SERVICE, len: 2, udata: u }, ports.iter().flat_map(|p| p.to_be_bytes()).collect())
+                let desc = if rs.proto(proto, arg) == Proto::Tcp { 8 } else { 6 };
+                let udata = nl::udata_key(o, nl::BYTEORDER_BIG, &[nl::EXPR_PAYLOAD, desc, if src { 1 } else { 2 }]);
+                (AnonKey { ty: nl::TYPE_INET_SERVICE, len: 2, udata }, port_keys(ports))
             }
             Item::Icmp { v6, types } if types.len() > 1 => {
-                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_BIG);
-                typeof_payload(&mut u, if *v6 { 14 } else { 4 }, 1);
-                let ty = if *v6 { nl::TYPE_ICMPV6 } else { nl::TYPE_ICMP };
-                (AnonKey { ty, len: 1, udata: u }, types.iter().map(|(_, t)| *t).collect())
+                let udata = nl::udata_key(o, nl::BYTEORDER_BIG, &[nl::EXPR_PAYLOAD, if v6 { 14 } else { 4 }, 1]);
+                let ty = if v6 { nl::TYPE_ICMPV6 } else { nl::TYPE_ICMP };
+                (AnonKey { ty, len: 1, udata }, types.iter().map(|(_, t)| *t).collect())
             }
             Item::Vmap { lan } => {
-                u.u32(nl::UDATA_KEYBYTEORDER, nl::BYTEORDER_HOST).u32(nl::UDATA_DATABYTEORDER, 0);
-                u.nest(nl::UDATA_DATA_TYPEOF, |u| {
-                    u.u32(nl::UDATA_TYPEOF_EXPR, nl::EXPR_VERDICT).nest(nl::UDATA_TYPEOF_DATA, |_| {});
-                });
-                u.u32(nl::UDATA_DATA_INTERVAL, 0);
                 self.set_id += 1;
-                let keys: Vec<u8> = rs.vmap(*lan).flat_map(|(n, _)| ifname(n)).collect();
-                let verdicts: Vec<(u32, Option<&str>)> = rs.vmap(*lan).map(|(_, zone)| (nl::VERDICT_JUMP, Some(zone))).collect();
-                self.new_set(fam, table, "__map%d", nl::TYPE_IFNAME, 16, Some((verdicts.len() as u32, true)), &u);
+                let (mut keys, mut verdicts) = (Vec::new(), Vec::new());
+                for (n, zone) in rs.vmap(lan) {
+                    keys.extend_from_slice(&ifname(n));
+                    verdicts.push((nl::VERDICT_JUMP, Some(zone)));
+                }
+                self.new_set(fam, table, "__map%d", nl::TYPE_IFNAME, 16, Some((verdicts.len() as u32, true)), &nl::udata_vmap(o));
                 self.elements(fam, table, "__map%d", 16, &keys, &verdicts);
                 ids.push(self.set_id);
                 return;
@@ -309,8 +293,8 @@ impl Enc {
     fn rule(&mut self, rs: &Ruleset, family: Family, table: &str, chain: &str, r: &Rule, named: &dyn Fn(&str) -> u32) -> u32 {
         let fam = nfproto(family);
         let mut ids = Vec::new();
-        for it in &r.items {
-            self.sets_for(rs, fam, table, it, &mut ids);
+        for it in r.items {
+            self.sets_for(rs, r.arg, fam, table, it, &mut ids);
         }
         let seq = self.w.msg(nl::NEWRULE, fam, nl::NLM_F_CREATE | nl::NLM_F_APPEND);
         self.w.put_str(nl::RULE_TABLE, table);
@@ -321,23 +305,19 @@ impl Enc {
         let mut items = r.items.iter().peekable();
         while let Some(it) = items.next() {
             // nft merges `udp sport A udp dport B` into one 4-byte compare.
-            if let (
-                Item::Port { proto, src: true, m: PortMatch::One(s) },
-                Some(Item::Port { proto: p2, src: false, m: PortMatch::One(d) }),
-            ) = (it, items.peek())
-            {
-                if p2 == proto {
-                    self.l4(&mut deps, proto_num(*proto));
+            if let (Item::Port { proto, src: true, m: ms }, Some(Item::Port { proto: p2, src: false, m: md })) = (it, items.peek()) {
+                if let (true, Some(s), Some(d)) = (p2 == proto, rs.port(*ms, r.arg), rs.port(*md, r.arg)) {
+                    self.l4(&mut deps, proto_num(rs.proto(*proto, r.arg)));
                     let mut data = [0; 4];
                     data[..2].copy_from_slice(&s.to_be_bytes());
                     data[2..].copy_from_slice(&d.to_be_bytes());
-                    self.w.expr(&Expr::Payload { base: nl::PAYLOAD_TRANSPORT, offset: 0, len: 4 });
-                    self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &data });
+                    self.payload(nl::PAYLOAD_TRANSPORT, 0, 4);
+                    self.cmp(nl::CMP_EQ, &data);
                     items.next();
                     continue;
                 }
             }
-            self.lower(rs, family, it, &mut deps, &mut ids, named);
+            self.lower(rs, r.arg, family, it, &mut deps, &mut ids, named);
         }
         self.w.end(list);
         seq
@@ -345,18 +325,29 @@ impl Enc {
 
     fn l4(&mut self, deps: &mut Deps, proto: u8) {
         if deps.l4 != Some(proto) {
-            self.w.expr(&Expr::Meta { key: nl::META_L4PROTO });
-            self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &[proto] });
+            self.meta(nl::META_L4PROTO);
+            self.cmp(nl::CMP_EQ, &[proto]);
             deps.l4 = Some(proto);
         }
     }
 
     fn nfproto(&mut self, family: Family, deps: &mut Deps, proto: u8) {
         if family == Family::Inet && deps.nfproto != Some(proto) {
-            self.w.expr(&Expr::Meta { key: nl::META_NFPROTO });
-            self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &[proto] });
+            self.meta(nl::META_NFPROTO);
+            self.cmp(nl::CMP_EQ, &[proto]);
             deps.nfproto = Some(proto);
         }
+    }
+
+    // The most common expressions, one call each.
+    fn cmp(&mut self, op: u32, data: &[u8]) {
+        self.w.expr(&Expr::Cmp { op, data });
+    }
+    fn payload(&mut self, base: u32, offset: u32, len: u32) {
+        self.w.expr(&Expr::Payload { base, offset, len });
+    }
+    fn meta(&mut self, key: u32) {
+        self.w.expr(&Expr::Meta { key });
     }
 
     /// A compare against a host-order u32 that meta, ct or fib loaded.
@@ -373,9 +364,11 @@ impl Enc {
         self.cmp_host(nl::CMP_NEQ, 0);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn lower(
         &mut self,
         rs: &Ruleset,
+        arg: usize,
         family: Family,
         it: &Item,
         deps: &mut Deps,
@@ -386,74 +379,76 @@ impl Enc {
             let id = ids.next().unwrap_or(0);
             e.w.expr(&Expr::Lookup { set: if map { "__map%d" } else { "__set%d" }, id, map });
         };
-        match it {
+        match *it {
             Item::IfName { out, names } => {
-                self.w.expr(&Expr::Meta { key: if *out { nl::META_OIFNAME } else { nl::META_IIFNAME } });
-                match rs.names(names) {
-                    [one] => self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &ifname(one) }),
+                self.meta(if out { nl::META_OIFNAME } else { nl::META_IIFNAME });
+                match rs.names(names, arg) {
+                    [one] => self.cmp(nl::CMP_EQ, &ifname(one)),
                     _ => lookup(self, false),
                 }
             }
             Item::IifLo => {
-                self.w.expr(&Expr::Meta { key: nl::META_IIF });
+                self.meta(nl::META_IIF);
                 self.cmp_host(nl::CMP_EQ, nl::LOOPBACK_IFINDEX);
             }
             Item::TcpOrUdp => {
-                self.w.expr(&Expr::Meta { key: nl::META_L4PROTO });
+                self.meta(nl::META_L4PROTO);
                 lookup(self, false);
             }
             Item::Port { proto, src, m } => {
-                self.l4(deps, proto_num(*proto));
-                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_TRANSPORT, offset: if *src { 0 } else { 2 }, len: 2 });
+                self.l4(deps, proto_num(rs.proto(proto, arg)));
+                self.payload(nl::PAYLOAD_TRANSPORT, if src { 0 } else { 2 }, 2);
                 match m {
-                    PortMatch::One(p) => self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &p.to_be_bytes() }),
-                    PortMatch::Range(r) => {
-                        self.w.expr(&Expr::Cmp { op: nl::CMP_GTE, data: &r.lo().to_be_bytes() });
-                        self.w.expr(&Expr::Cmp { op: nl::CMP_LTE, data: &r.hi().to_be_bytes() });
+                    PortMatch::Reply => {
+                        self.cmp(nl::CMP_GTE, &rs.reply.lo().to_be_bytes());
+                        self.cmp(nl::CMP_LTE, &rs.reply.hi().to_be_bytes());
                     }
                     PortMatch::Any(_) => lookup(self, false),
                     PortMatch::Named(set) => self.w.expr(&Expr::Lookup { set, id: named(set), map: false }),
+                    _ => self.cmp(nl::CMP_EQ, &rs.port(m, arg).unwrap_or(0).to_be_bytes()),
                 }
             }
-            Item::TcpFlags { mask, eq, value } => {
+            Item::TcpFlags { mask, eq, value, .. } => {
                 self.l4(deps, 6);
-                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_TRANSPORT, offset: 13, len: 1 });
-                self.w.expr(&Expr::Bitwise { mask: &[*mask], op: true });
-                self.w.expr(&Expr::Cmp { op: if *eq { nl::CMP_EQ } else { nl::CMP_NEQ }, data: &[*value] });
+                self.payload(nl::PAYLOAD_TRANSPORT, 13, 1);
+                self.w.expr(&Expr::Bitwise { mask: &[mask], op: true });
+                self.cmp(if eq { nl::CMP_EQ } else { nl::CMP_NEQ }, &[value]);
             }
             Item::CtState { invalid } => {
-                let bits = if *invalid { nl::CT_INVALID } else { nl::CT_ESTABLISHED | nl::CT_RELATED };
+                let bits = if invalid { nl::CT_INVALID } else { nl::CT_ESTABLISHED | nl::CT_RELATED };
                 self.ct_flags(nl::CT_STATE, bits);
             }
             Item::CtDnat => self.ct_flags(nl::CT_STATUS, nl::CT_STATUS_DNAT),
             Item::Ip { src, eq, net } => {
                 self.nfproto(family, deps, nl::NFPROTO_IPV4);
-                self.ipv4(*src, *eq, net);
+                if let Some(n) = rs.net(net, arg) {
+                    self.ipv4(src, eq, &n);
+                }
             }
             Item::IpTcp => {
                 self.nfproto(family, deps, nl::NFPROTO_IPV4);
-                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_NETWORK, offset: 9, len: 1 });
-                self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &[6] });
+                self.payload(nl::PAYLOAD_NETWORK, 9, 1);
+                self.cmp(nl::CMP_EQ, &[6]);
             }
             Item::IpFrag { eq, value } => {
                 self.nfproto(family, deps, nl::NFPROTO_IPV4);
-                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_NETWORK, offset: 6, len: 2 });
+                self.payload(nl::PAYLOAD_NETWORK, 6, 2);
                 self.w.expr(&Expr::Bitwise { mask: &[0x1f, 0xff], op: true });
-                self.w.expr(&Expr::Cmp { op: if *eq { nl::CMP_EQ } else { nl::CMP_NEQ }, data: &value.to_be_bytes() });
+                self.cmp(if eq { nl::CMP_EQ } else { nl::CMP_NEQ }, &value.to_be_bytes());
             }
             Item::Ip6Frag => {
                 self.nfproto(family, deps, nl::NFPROTO_IPV6);
                 // The fragment header (44), its offset field: 13 bits.
                 self.w.expr(&Expr::Exthdr { ty: 44, offset: 2, len: 2 });
                 self.w.expr(&Expr::Bitwise { mask: &[0xff, 0xf8], op: true });
-                self.w.expr(&Expr::Cmp { op: nl::CMP_NEQ, data: &[0, 0] });
+                self.cmp(nl::CMP_NEQ, &[0, 0]);
             }
             Item::Icmp { v6, types } => {
-                self.nfproto(family, deps, if *v6 { nl::NFPROTO_IPV6 } else { nl::NFPROTO_IPV4 });
-                self.l4(deps, if *v6 { 58 } else { 1 });
-                self.w.expr(&Expr::Payload { base: nl::PAYLOAD_TRANSPORT, offset: 0, len: 1 });
+                self.nfproto(family, deps, if v6 { nl::NFPROTO_IPV6 } else { nl::NFPROTO_IPV4 });
+                self.l4(deps, if v6 { 58 } else { 1 });
+                self.payload(nl::PAYLOAD_TRANSPORT, 0, 1);
                 match types {
-                    [(_, t)] => self.w.expr(&Expr::Cmp { op: nl::CMP_EQ, data: &[*t] }),
+                    [(_, t)] => self.cmp(nl::CMP_EQ, &[*t]),
                     _ => lookup(self, false),
                 }
             }
@@ -467,21 +462,23 @@ impl Enc {
                 self.w.expr(&Expr::Hton { len: 2, size: 2 });
                 self.w.expr(&Expr::ExthdrWrite { ty: 2, offset: 2, len: 2 });
             }
-            Item::Limit { per_minute, burst } => self.w.expr(&Expr::Limit { rate: u64::from(*per_minute), unit: 60, burst: *burst }),
+            Item::Limit => self.w.expr(&Expr::Limit { rate: u64::from(rs.log_rate), unit: 60, burst: LOG_BURST }),
             Item::Log => self.w.expr(&Expr::Log { prefix: LOG_PREFIX }),
             Item::Notrack => self.w.expr(&Expr::Notrack),
             Item::Masquerade => self.w.expr(&Expr::Masq),
-            Item::Dnat(to) => {
-                self.w.expr(&Expr::Immediate { reg: 1, data: &to.addr.octets() });
-                self.w.expr(&Expr::Immediate { reg: 2, data: &to.port.get().to_be_bytes() });
-                self.w.expr(&Expr::Dnat { family: u32::from(nl::NFPROTO_IPV4) });
+            Item::Dnat => {
+                if let Some(d) = rs.fwd(arg) {
+                    self.w.expr(&Expr::Immediate { reg: 1, data: &d.to.addr.octets() });
+                    self.w.expr(&Expr::Immediate { reg: 2, data: &d.to.port.get().to_be_bytes() });
+                    self.w.expr(&Expr::Dnat { family: u32::from(nl::NFPROTO_IPV4) });
+                }
             }
             Item::Verdict(v) => {
-                let (code, chain) = verdict(v);
+                let (code, chain) = verdict(&v);
                 self.w.expr(&Expr::Verdict { code, chain });
             }
             Item::Vmap { .. } => {
-                self.w.expr(&Expr::Meta { key: nl::META_IIFNAME });
+                self.meta(nl::META_IIFNAME);
                 lookup(self, true);
             }
         }

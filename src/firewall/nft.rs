@@ -14,18 +14,31 @@ use std::fmt::{self, Write};
 
 use super::model::Kind;
 use super::rules::{
-    Base, Chain, Family, Hook, Icmp, Item, Names, PortMatch, Purpose, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_PREFIX,
+    Base, Chain, Family, Hook, Icmp, Item, Names, PortMatch, Purpose, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_BURST, LOG_PREFIX,
 };
+use crate::config::firewall::Proto;
 use crate::config::types::IfName;
 
-fn list<T>(out: &mut String, items: impl IntoIterator<Item = T>, each: impl Fn(&mut String, T) -> fmt::Result) -> fmt::Result {
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        each(out, item)?;
+/// ", " before every item but the first.
+fn sep(out: &mut String, i: usize) {
+    if i > 0 {
+        out.push_str(", ");
     }
-    Ok(())
+}
+
+/// A number, as `{}` prints it.
+fn num(out: &mut String, n: u32) {
+    let _ = write!(out, "{n}");
+}
+
+/// `{ 53, 123 }`.
+fn ports(out: &mut String, ports: &[u16]) {
+    out.push_str("{ ");
+    for (i, p) in ports.iter().enumerate() {
+        sep(out, i);
+        num(out, u32::from(*p));
+    }
+    out.push_str(" }");
 }
 
 fn quoted(out: &mut String, name: &IfName) {
@@ -34,14 +47,13 @@ fn quoted(out: &mut String, name: &IfName) {
     out.push('"');
 }
 
-fn names<'a>(out: &mut String, names: impl IntoIterator<Item = &'a IfName>) -> fmt::Result {
+fn names<'a>(out: &mut String, names: impl IntoIterator<Item = &'a IfName>) {
     out.push_str("{ ");
-    list(out, names, |o, n| {
-        quoted(o, n);
-        Ok(())
-    })?;
+    for (i, n) in names.into_iter().enumerate() {
+        sep(out, i);
+        quoted(out, n);
+    }
     out.push_str(" }");
-    Ok(())
 }
 
 fn verdict(out: &mut String, v: &Verdict) -> fmt::Result {
@@ -53,105 +65,87 @@ fn verdict(out: &mut String, v: &Verdict) -> fmt::Result {
     Ok(())
 }
 
-/// TCP flag names by bit (fin 1, syn 2, rst 4, psh 8, ack 16).
-const TCP_FLAGS: [&str; 5] = ["fin", "syn", "rst", "psh", "ack"];
-
-fn flags(out: &mut String, bits: u8) -> fmt::Result {
-    let set: heapless::Vec<&str, 5> = TCP_FLAGS.iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).map(|(_, n)| *n).collect();
-    if set.len() == 1 {
-        out.push_str(set[0]);
-        return Ok(());
-    }
-    out.push('(');
-    for (i, n) in set.iter().enumerate() {
-        if i > 0 {
-            out.push_str(" | ");
-        }
-        out.push_str(n);
-    }
-    out.push(')');
-    Ok(())
-}
-
-fn icmp_types(out: &mut String, types: Icmp) -> fmt::Result {
+fn icmp_types(out: &mut String, types: Icmp) {
     if let [(name, _)] = types {
         out.push_str(name);
-        return Ok(());
+        return;
     }
     out.push_str("{ ");
-    list(out, types, |o, (n, _)| {
-        o.push_str(n);
-        Ok(())
-    })?;
+    for (i, (n, _)) in types.iter().enumerate() {
+        sep(out, i);
+        out.push_str(n);
+    }
     out.push_str(" }");
-    Ok(())
 }
 
-fn item(out: &mut String, rs: &Ruleset, i: &Item) -> fmt::Result {
-    match i {
+fn item(out: &mut String, rs: &Ruleset, arg: usize, i: &Item) -> fmt::Result {
+    match *i {
         Item::IfName { out: o, names: n } => {
-            out.push_str(if *o { "oifname " } else { "iifname " });
-            match n {
-                Names::One(one) => quoted(out, one),
-                _ => names(out, rs.names(n))?,
+            out.push_str(if o { "oifname " } else { "iifname " });
+            match (n, rs.names(n, arg)) {
+                (Names::LanOne, [one]) => quoted(out, one),
+                (_, list) => names(out, list),
             }
         }
         Item::IifLo => out.push_str("iif lo"),
         Item::TcpOrUdp => out.push_str("meta l4proto { tcp, udp }"),
         Item::Port { proto, src, m } => {
-            write!(out, "{proto} {} ", if *src { "sport" } else { "dport" })?;
+            out.push_str(if rs.proto(proto, arg) == Proto::Tcp { "tcp " } else { "udp " });
+            out.push_str(if src { "sport " } else { "dport " });
             match m {
-                PortMatch::One(p) => write!(out, "{p}")?,
-                PortMatch::Range(r) => write!(out, "{r}")?,
-                PortMatch::Any(ports) => {
-                    out.push_str("{ ");
-                    list(out, ports.iter(), |o, p| write!(o, "{p}"))?;
-                    out.push_str(" }");
+                PortMatch::Reply => {
+                    num(out, u32::from(rs.reply.lo()));
+                    out.push('-');
+                    num(out, u32::from(rs.reply.hi()));
                 }
-                PortMatch::Named(set) => write!(out, "@{set}")?,
+                PortMatch::Any(list) => ports(out, list),
+                PortMatch::Named(set) => {
+                    out.push('@');
+                    out.push_str(set);
+                }
+                _ => num(out, u32::from(rs.port(m, arg).unwrap_or(0))),
             }
         }
-        Item::TcpFlags { mask, eq, value } => {
-            out.push_str("tcp flags & ");
-            flags(out, *mask)?;
-            out.push_str(if *eq { " == " } else { " != " });
-            flags(out, *value)?;
-        }
+        Item::TcpFlags { text, .. } => out.push_str(text),
         Item::CtState { invalid: true } => out.push_str("ct state invalid"),
         Item::CtState { invalid: false } => out.push_str("ct state established,related"),
         Item::CtDnat => out.push_str("ct status dnat"),
         Item::Ip { src, eq, net } => {
-            write!(out, "ip {} {}", if *src { "saddr" } else { "daddr" }, if *eq { "" } else { "!= " })?;
-            if net.prefix == 32 {
-                write!(out, "{}", net.addr)?;
-            } else {
-                write!(out, "{net}")?;
+            write!(out, "ip {} {}", if src { "saddr" } else { "daddr" }, if eq { "" } else { "!= " })?;
+            match rs.net(net, arg) {
+                Some(n) if n.prefix == 32 => write!(out, "{}", n.addr)?,
+                Some(n) => write!(out, "{n}")?,
+                None => {}
             }
         }
         Item::IpTcp => out.push_str("ip protocol tcp"),
-        Item::IpFrag { eq, value } => write!(out, "ip frag-off & 0x1fff {} {value}", if *eq { "==" } else { "!=" })?,
+        Item::IpFrag { eq, value } => write!(out, "ip frag-off & 0x1fff {} {value}", if eq { "==" } else { "!=" })?,
         Item::Ip6Frag => out.push_str("frag frag-off != 0"),
         Item::Icmp { v6, types } => {
-            out.push_str(if *v6 { "icmpv6 type " } else { "icmp type " });
-            icmp_types(out, types)?;
+            out.push_str(if v6 { "icmpv6 type " } else { "icmp type " });
+            icmp_types(out, types);
         }
         Item::FibLocal => out.push_str("fib daddr type local"),
         Item::FlowAdd => write!(out, "flow add @{FLOWTABLE}")?,
         Item::ClampMss => out.push_str("tcp option maxseg size set rt mtu"),
-        Item::Limit { per_minute, burst } => write!(out, "limit rate {per_minute}/minute burst {burst} packets")?,
+        Item::Limit => write!(out, "limit rate {}/minute burst {LOG_BURST} packets", rs.log_rate)?,
         Item::Log => write!(out, "log prefix \"{LOG_PREFIX}\"")?,
         Item::Notrack => out.push_str("notrack"),
         Item::Masquerade => out.push_str("masquerade"),
-        Item::Dnat(to) => write!(out, "dnat to {to}")?,
-        Item::Verdict(v) => verdict(out, v)?,
+        Item::Dnat => {
+            if let Some(d) = rs.fwd(arg) {
+                write!(out, "dnat to {}", d.to)?;
+            }
+        }
+        Item::Verdict(v) => verdict(out, &v)?,
         Item::Vmap { lan } => {
             out.push_str("iifname vmap { ");
-            list(out, rs.vmap(*lan), |o, (name, zone)| {
-                quoted(o, name);
-                o.push_str(" : jump ");
-                o.push_str(zone);
-                Ok(())
-            })?;
+            for (i, (name, zone)) in rs.vmap(lan).enumerate() {
+                sep(out, i);
+                quoted(out, name);
+                out.push_str(" : jump ");
+                out.push_str(zone);
+            }
             out.push_str(" }");
         }
     }
@@ -164,7 +158,7 @@ pub(crate) fn rule(out: &mut String, rs: &Ruleset, r: &Rule) -> fmt::Result {
         if i > 0 {
             out.push(' ');
         }
-        item(out, rs, it)?;
+        item(out, rs, r.arg, it)?;
     }
     Ok(())
 }
@@ -217,13 +211,13 @@ fn replace(out: &mut String, rs: &Ruleset, r: &Replace) -> fmt::Result {
     writeln!(out, "table {fam} {name} {{")?;
     if t.flowtable {
         write!(out, "\tflowtable {FLOWTABLE} {{\n\t\thook ingress priority 0;\n\t\tdevices = ")?;
-        names(out, rs.devices())?;
+        names(out, rs.devices());
         out.push_str(";\n\t}\n");
     }
     for s in &t.sets {
-        write!(out, "\tset {} {{\n\t\ttype inet_service\n\t\telements = {{ ", s.name)?;
-        list(out, s.ports.iter(), |o, p| write!(o, "{p}"))?;
-        out.push_str(" }\n\t}\n");
+        write!(out, "\tset {} {{\n\t\ttype inet_service\n\t\telements = ", s.name)?;
+        ports(out, &s.ports);
+        out.push_str("\n\t}\n");
     }
     for c in &t.chains {
         chain(out, rs, c)?;

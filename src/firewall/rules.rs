@@ -17,21 +17,28 @@
 //! `table inet nasboot {}`, `delete table inet nasboot`, the table).
 //! Every rule, chain and set carries the profile key it comes from, so
 //! that a rule the kernel refuses is reported against the profile.
+//!
+//! Rules are constant templates (`&'static [Item]`): what varies with the
+//! profile (the zones' interfaces, the reply ports, the log rate, the
+//! port forwards) is held once by the [`Ruleset`], and an item names it
+//! (`Names::Lan`, `PortMatch::Reply`, `L4::Fwd`); a rule's `arg` says
+//! which LAN interface or port forward its items mean. The emitters look
+//! the values up; building a rule set copies no rule.
 
 use std::fmt;
-use std::net::Ipv4Addr;
 
 use super::model::{Dnat, Ifaces, Kind, Model, Ports, Zone, DHCP4, DHCP6, REPLY_UDP_SPORTS};
-use crate::config::firewall::Proto;
-use crate::config::types::{Endpoint, IfName, IpNet, PortRange};
+use crate::config::firewall::{Proto, MAX_PORT_FORWARDS};
+use crate::config::types::{IfName, IpNet, PortRange};
 
 /// The two tables nasboot owns.
 pub(crate) const FILTER_TABLE: &str = "nasboot";
 pub(crate) const NAT_TABLE: &str = "nasboot_nat";
 /// The flowtable's name.
 pub(crate) const FLOWTABLE: &str = "ft";
-/// The log prefix of dropped WAN packets.
+/// The log prefix of dropped WAN packets, and the burst of its limit.
 pub(crate) const LOG_PREFIX: &str = "nasboot-wan-drop: ";
+pub(crate) const LOG_BURST: u32 = 5;
 
 /// A table's family: `inet` (IPv4 and IPv6) or `ip`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,46 +55,19 @@ pub(crate) enum Purpose {
     Emergency,
 }
 
-/// A whole rule set: each of nasboot's tables, replaced. The LAN and WAN
-/// interfaces are listed once here; rules name them by zone.
+/// A whole rule set: each of nasboot's tables, replaced, and the values
+/// its rules name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Ruleset {
     pub purpose: Purpose,
     pub lan: Ifaces,
     pub wan: Ifaces,
+    /// The local ports replies come back to (`PortMatch::Reply`).
+    pub reply: PortRange,
+    /// Dropped WAN packets logged a minute (`Item::Limit`).
+    pub log_rate: u32,
+    pub dnat: heapless::Vec<Dnat, MAX_PORT_FORWARDS>,
     pub tables: Vec<Replace>,
-}
-
-/// Interfaces a rule matches.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Names {
-    /// The LAN's, or the WAN's, as a set (`{ "eth1" }`; nft loads a
-    /// one-element set as one compare).
-    Lan,
-    Wan,
-    /// One interface, without braces.
-    One(IfName),
-}
-
-impl Ruleset {
-    /// The interfaces `n` stands for.
-    pub(crate) fn names<'a>(&'a self, n: &'a Names) -> &'a [IfName] {
-        match n {
-            Names::Lan => &self.lan,
-            Names::Wan => &self.wan,
-            Names::One(one) => std::slice::from_ref(one),
-        }
-    }
-    /// The flowtable's devices: the LAN's, then the WAN's.
-    pub(crate) fn devices(&self) -> impl Iterator<Item = &IfName> {
-        self.lan.iter().chain(self.wan.iter())
-    }
-    /// The verdict map on the input interface: the restricted LAN's
-    /// interfaces (`lan`) to its chain, the WAN's to theirs.
-    pub(crate) fn vmap(&self, lan: bool) -> impl Iterator<Item = (&IfName, &'static str)> {
-        let lan_part = if lan { &self.lan[..] } else { &self.lan[..0] };
-        lan_part.iter().map(|n| (n, "lan")).chain(self.wan.iter().map(|n| (n, "wan")))
-    }
 }
 
 /// One table replaced: removed, then defined again unless `body` is None.
@@ -146,7 +126,7 @@ pub(crate) enum Hook {
 /// The profile key a rule, chain or set comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Key {
-    /// A key of `[firewall]` (or the interfaces' roles), by name.
+    /// A key of `[firewall]` (or the interfaces' roles), by its path.
     Firewall(&'static str),
     /// `firewall.port_forward[i]`.
     PortForward(usize),
@@ -155,28 +135,61 @@ pub(crate) enum Key {
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Key::Firewall(k) if k.contains('[') => f.write_str(k),
-            Key::Firewall(k) => write!(f, "firewall.{k}"),
+            Key::Firewall(k) => f.write_str(k),
             Key::PortForward(i) => write!(f, "firewall.port_forward[{i}]"),
         }
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A rule: a template of items, its key, and which LAN interface or port
+/// forward its items mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rule {
-    pub items: Vec<Item>,
+    pub items: &'static [Item],
     pub key: Key,
+    pub arg: usize,
+}
+
+/// Interfaces a rule matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Names {
+    /// The LAN's, or the WAN's, as a set (`{ "eth1" }`; nft loads a
+    /// one-element set as one compare).
+    Lan,
+    Wan,
+    /// The rule's LAN interface, without braces.
+    LanOne,
+}
+
+/// A transport protocol: TCP, UDP, or the rule's port forward's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum L4 {
+    Tcp,
+    Udp,
+    Fwd,
 }
 
 /// A port match.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PortMatch {
     One(u16),
-    Range(PortRange),
+    /// The reply range (`local_port_range`).
+    Reply,
     /// An anonymous set.
     Any(&'static [u16]),
     /// One of the table's named sets.
     Named(&'static str),
+    /// The rule's port forward: its WAN port, its target's port.
+    FwdWan,
+    FwdTo,
+}
+
+/// An IPv4 network of the rule's port forward: its target host (a /32),
+/// or the LAN network it is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IpRef {
+    FwdHost,
+    FwdLanNet,
 }
 
 /// ICMP types (text and number), as a rule lists them.
@@ -205,8 +218,6 @@ pub(crate) const ICMP6_FORWARD: Icmp = &[
     ("echo-request", 128),
     ("echo-reply", 129),
 ];
-pub(crate) const ICMP4_ECHO: Icmp = &[("echo-request", 8)];
-pub(crate) const ICMP6_ECHO: Icmp = &[("echo-request", 128)];
 
 /// A verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,7 +229,7 @@ pub(crate) enum Verdict {
 }
 
 /// One match or statement of a rule, in the rule's order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Item {
     /// `iifname`/`oifname`.
     IfName {
@@ -231,15 +242,17 @@ pub(crate) enum Item {
     TcpOrUdp,
     /// `tcp dport …`, `udp sport …`.
     Port {
-        proto: Proto,
+        proto: L4,
         src: bool,
         m: PortMatch,
     },
-    /// `tcp flags & MASK ==|!= VALUE` (bits: fin 1, syn 2, rst 4, ack 16).
+    /// `tcp flags & MASK ==|!= VALUE` (bits: fin 1, syn 2, rst 4, ack
+    /// 16), and its text.
     TcpFlags {
         mask: u8,
         eq: bool,
         value: u8,
+        text: &'static str,
     },
     /// `ct state …`: established and related, or invalid.
     CtState {
@@ -247,11 +260,11 @@ pub(crate) enum Item {
     },
     /// `ct status dnat`.
     CtDnat,
-    /// `ip saddr|daddr [!=] NET` (an address is a /32).
+    /// `ip saddr|daddr [!=] NET` (a /32 prints as an address).
     Ip {
         src: bool,
         eq: bool,
-        net: IpNet,
+        net: IpRef,
     },
     /// `ip protocol tcp`.
     IpTcp,
@@ -273,16 +286,14 @@ pub(crate) enum Item {
     FlowAdd,
     /// `tcp option maxseg size set rt mtu`.
     ClampMss,
-    /// `limit rate N/minute burst B packets`.
-    Limit {
-        per_minute: u32,
-        burst: u32,
-    },
+    /// `limit rate N/minute burst 5 packets` (the log rate).
+    Limit,
     /// `log prefix "…"`.
     Log,
     Notrack,
     Masquerade,
-    Dnat(Endpoint),
+    /// `dnat to` the rule's port forward's target.
+    Dnat,
     Verdict(Verdict),
     /// `iifname vmap { "eth0" : jump wan, … }` ([`Ruleset::vmap`]).
     Vmap {
@@ -290,100 +301,201 @@ pub(crate) enum Item {
     },
 }
 
+impl Ruleset {
+    /// The interfaces `n` stands for in a rule with `arg`.
+    pub(crate) fn names(&self, n: Names, arg: usize) -> &[IfName] {
+        match n {
+            Names::Lan => &self.lan,
+            Names::Wan => &self.wan,
+            Names::LanOne => self.lan.get(arg..=arg).unwrap_or_default(),
+        }
+    }
+    /// The flowtable's devices: the LAN's, then the WAN's.
+    pub(crate) fn devices(&self) -> impl Iterator<Item = &IfName> {
+        self.lan.iter().chain(self.wan.iter())
+    }
+    /// The verdict map on the input interface: the restricted LAN's
+    /// interfaces (`lan`) to its chain, the WAN's to theirs.
+    pub(crate) fn vmap(&self, lan: bool) -> impl Iterator<Item = (&IfName, &'static str)> {
+        let lan_part = if lan { &self.lan[..] } else { &self.lan[..0] };
+        lan_part.iter().map(|n| (n, "lan")).chain(self.wan.iter().map(|n| (n, "wan")))
+    }
+    /// The port forward `arg`.
+    pub(crate) fn fwd(&self, arg: usize) -> Option<&Dnat> {
+        self.dnat.get(arg)
+    }
+    /// The protocol `p` means in a rule with `arg`.
+    pub(crate) fn proto(&self, p: L4, arg: usize) -> Proto {
+        match p {
+            L4::Tcp => Proto::Tcp,
+            L4::Udp => Proto::Udp,
+            L4::Fwd => self.fwd(arg).map_or(Proto::Tcp, |d| d.proto),
+        }
+    }
+    /// The port `m` names in a rule with `arg`, when it is one port.
+    pub(crate) fn port(&self, m: PortMatch, arg: usize) -> Option<u16> {
+        match m {
+            PortMatch::One(p) => Some(p),
+            PortMatch::FwdWan => self.fwd(arg).map(|d| d.wan_port),
+            PortMatch::FwdTo => self.fwd(arg).map(|d| d.to.port.get()),
+            _ => None,
+        }
+    }
+    /// The network `r` names in a rule with `arg`.
+    pub(crate) fn net(&self, r: IpRef, arg: usize) -> Option<IpNet> {
+        let d = self.fwd(arg)?;
+        Some(match r {
+            IpRef::FwdHost => IpNet { addr: d.to.addr.into(), prefix: 32 },
+            IpRef::FwdLanNet => d.lan_net,
+        })
+    }
+}
+
+use Item::{IfName as If, Port as P};
+
+const ACCEPT: Item = Item::Verdict(Verdict::Accept);
+const DROP: Item = Item::Verdict(Verdict::Drop);
+const LAN: Item = If { out: false, names: Names::Lan };
+const WAN: Item = If { out: false, names: Names::Wan };
+const OUT_LAN: Item = If { out: true, names: Names::Lan };
+const OUT_WAN: Item = If { out: true, names: Names::Wan };
+
+// The templates.
+const LO: &[Item] = &[Item::IifLo, ACCEPT];
+const LAN_ONE: &[Item] = &[If { out: false, names: Names::LanOne }, ACCEPT];
+const LAN_IN: &[Item] = &[LAN, ACCEPT];
+const DROP_ALL: &[Item] = &[DROP];
+/// Replies to the box's own connections, without connection tracking:
+/// TCP to the reply range without SYN-only; UDP from DNS and NTP servers
+/// to it; DHCP and DHCPv6 server replies.
+const REPLY_TCP: &[Item] = &[
+    P { proto: L4::Tcp, src: false, m: PortMatch::Reply },
+    Item::TcpFlags { mask: 0x12, eq: false, value: 0x02, text: "tcp flags & (syn | ack) != syn" },
+    ACCEPT,
+];
+const REPLY_UDP: &[Item] =
+    &[P { proto: L4::Udp, src: true, m: PortMatch::Any(&REPLY_UDP_SPORTS) }, P { proto: L4::Udp, src: false, m: PortMatch::Reply }, ACCEPT];
+const REPLY_DHCP4: &[Item] =
+    &[P { proto: L4::Udp, src: true, m: PortMatch::One(DHCP4.0) }, P { proto: L4::Udp, src: false, m: PortMatch::One(DHCP4.1) }, ACCEPT];
+const REPLY_DHCP6: &[Item] =
+    &[P { proto: L4::Udp, src: true, m: PortMatch::One(DHCP6.0) }, P { proto: L4::Udp, src: false, m: PortMatch::One(DHCP6.1) }, ACCEPT];
+const ICMP4_IN: &[Item] = &[Item::Icmp { v6: false, types: ICMP4 }, ACCEPT];
+const ICMP6_IN: &[Item] = &[Item::Icmp { v6: true, types: ICMP6 }, ACCEPT];
+const ECHO4: &[Item] = &[Item::Icmp { v6: false, types: &[("echo-request", 8)] }, ACCEPT];
+const ECHO6: &[Item] = &[Item::Icmp { v6: true, types: &[("echo-request", 128)] }, ACCEPT];
+const LAN_TCP: &[Item] = &[P { proto: L4::Tcp, src: false, m: PortMatch::Named("lan_tcp") }, ACCEPT];
+const LAN_UDP: &[Item] = &[P { proto: L4::Udp, src: false, m: PortMatch::Named("lan_udp") }, ACCEPT];
+const WAN_TCP: &[Item] = &[P { proto: L4::Tcp, src: false, m: PortMatch::Named("wan_tcp") }, ACCEPT];
+const WAN_UDP: &[Item] = &[P { proto: L4::Udp, src: false, m: PortMatch::Named("wan_udp") }, ACCEPT];
+const FRAG_TCP8: &[Item] = &[Item::IpTcp, Item::IpFrag { eq: true, value: 1 }, DROP];
+const FRAG4: &[Item] = &[Item::IpFrag { eq: false, value: 0 }, ACCEPT];
+const FRAG6: &[Item] = &[Item::Ip6Frag, ACCEPT];
+const CT_REPLIES: &[Item] = &[Item::CtState { invalid: false }, ACCEPT];
+const CT_INVALID: &[Item] = &[Item::CtState { invalid: true }, DROP];
+const LOG: &[Item] = &[Item::Limit, Item::Log];
+const JUMP_LAN: &[Item] = &[Item::Verdict(Verdict::Jump("lan"))];
+const JUMP_WAN: &[Item] = &[Item::Verdict(Verdict::Jump("wan"))];
+const VMAP: &[Item] = &[Item::Vmap { lan: true }];
+const VMAP_WAN: &[Item] = &[Item::Vmap { lan: false }];
+const NOTRACK_LAN: &[Item] = &[LAN, Item::Notrack];
+const NOTRACK_LAN_LOCAL: &[Item] = &[LAN, Item::FibLocal, Item::Notrack];
+const NOTRACK_OUT: &[Item] = &[OUT_LAN, Item::Notrack];
+/// A LAN client's connection to a forwarded port at the WAN address,
+/// and the target's replies to the box's LAN address (masqueraded).
+const REFLECT_IN: &[Item] = &[LAN, P { proto: L4::Fwd, src: false, m: PortMatch::FwdWan }, ACCEPT];
+const REFLECT_BACK: &[Item] =
+    &[LAN, Item::Ip { src: true, eq: true, net: IpRef::FwdHost }, P { proto: L4::Fwd, src: true, m: PortMatch::FwdTo }, ACCEPT];
+const FLOW: &[Item] = &[Item::TcpOrUdp, Item::FlowAdd];
+const CLAMP: &[Item] = &[Item::TcpFlags { mask: 0x06, eq: true, value: 0x02, text: "tcp flags & (syn | rst) == syn" }, Item::ClampMss];
+const LAN_TO_WAN: &[Item] = &[LAN, OUT_WAN, ACCEPT];
+const LAN_TO_LAN: &[Item] = &[LAN, OUT_LAN, ACCEPT];
+const WAN_TO_LAN_DNAT: &[Item] = &[WAN, OUT_LAN, Item::CtDnat, ACCEPT];
+const WAN_TO_LAN_ICMP6: &[Item] = &[WAN, OUT_LAN, Item::Icmp { v6: true, types: ICMP6_FORWARD }, ACCEPT];
+const DNAT_WAN: &[Item] = &[WAN, P { proto: L4::Fwd, src: false, m: PortMatch::FwdWan }, Item::Dnat];
+/// A LAN client that uses an address of the box other than its LAN
+/// network's (the WAN address) for a forwarded port.
+const DNAT_REFLECT: &[Item] = &[
+    LAN,
+    Item::FibLocal,
+    Item::Ip { src: false, eq: false, net: IpRef::FwdLanNet },
+    P { proto: L4::Fwd, src: false, m: PortMatch::FwdWan },
+    Item::Dnat,
+];
+const MASQUERADE: &[Item] = &[OUT_WAN, Item::Masquerade];
+/// The reflected connection's replies must come back through the box,
+/// not straight from the LAN host to the client.
+const MASQUERADE_REFLECT: &[Item] = &[
+    Item::Ip { src: true, eq: true, net: IpRef::FwdLanNet },
+    Item::Ip { src: false, eq: true, net: IpRef::FwdHost },
+    P { proto: L4::Fwd, src: false, m: PortMatch::FwdTo },
+    Item::CtDnat,
+    Item::Masquerade,
+];
+
+fn key(k: &'static str) -> Key {
+    Key::Firewall(k)
+}
+
 fn chain_name(s: &str) -> ChainName {
-    // Every name below is short: "raw_prerouting" is the longest fixed
-    // one, at 14 bytes; `{zone}_in{i}` at most 7.
+    // Every name here is short: "raw_prerouting" is the longest, at 14
+    // bytes; `{zone}_in{i}` at most 7.
     let mut n = ChainName::new();
     let _ = n.push_str(s);
     n
 }
 
-impl Rule {
-    fn new(key: Key, items: Vec<Item>) -> Rule {
-        Rule { items, key }
+impl Chain {
+    fn add(&mut self, items: &'static [Item], key: Key) {
+        self.rules.push(Rule { items, key, arg: 0 });
     }
-}
-
-fn fw(k: &'static str) -> Key {
-    Key::Firewall(k)
-}
-
-fn iif(names: Names) -> Item {
-    Item::IfName { out: false, names }
-}
-
-fn oif(names: Names) -> Item {
-    Item::IfName { out: true, names }
+    fn add_for(&mut self, items: &'static [Item], key: Key, arg: usize) {
+        self.rules.push(Rule { items, key, arg });
+    }
 }
 
 fn base(name: &str, hook: Hook, priority: i32, accept: bool, key: Key) -> Chain {
     Chain { name: chain_name(name), base: Some(Base { nat: false, hook, priority, accept }), rules: Vec::new(), key }
 }
 
-fn accept(mut items: Vec<Item>) -> Vec<Item> {
-    items.push(Item::Verdict(Verdict::Accept));
-    items
+fn plain_chain(name: &str, key: Key) -> Chain {
+    Chain { name: chain_name(name), base: None, rules: Vec::new(), key }
 }
 
-fn port(proto: Proto, src: bool, m: PortMatch) -> Item {
-    Item::Port { proto, src, m }
+/// The stateless replies (see `REPLY_TCP`) and the essential ICMP and
+/// ICMPv6. Every TCP and UDP rule reads the ports (and TCP the flags)
+/// from the packet: a first fragment too short to hold them matches none
+/// of them, and a non-first fragment has no transport header to match
+/// (nft_payload refuses both). No service nasboot configures listens in
+/// the reply range: validation keeps the pinned ports below it.
+fn stateless_replies(c: &mut Chain) {
+    c.add(REPLY_TCP, key("firewall.local_port_range"));
+    c.add(REPLY_UDP, key("firewall.local_port_range"));
+    c.add(REPLY_DHCP4, key("firewall.profile"));
+    c.add(REPLY_DHCP6, key("firewall.profile"));
+    icmp(c);
 }
 
-/// Rules that let replies to the box's own connections in without
-/// connection tracking. The box's own connections use local ports from the
-/// kernel's ephemeral range (`reply`), and no service nasboot configures
-/// listens there (validation keeps the pinned ports below it), so:
-/// TCP to that range without SYN-only (a segment there can open no
-/// connection; ACK and FIN probes of a service port are dropped); UDP from
-/// DNS and NTP servers to that range; DHCP and DHCPv6 server replies;
-/// essential ICMP and ICMPv6. Every TCP and UDP rule reads the ports (and
-/// TCP the flags) from the packet: a first fragment too short to hold
-/// them matches none of them, and a non-first fragment has no transport
-/// header to match (nft_payload refuses both).
-fn stateless_replies(out: &mut Vec<Rule>, reply: PortRange) {
-    let range = fw("local_port_range");
-    out.push(Rule::new(
-        range,
-        accept(vec![port(Proto::Tcp, false, PortMatch::Range(reply)), Item::TcpFlags { mask: 0x12, eq: false, value: 0x02 }]),
-    ));
-    out.push(Rule::new(
-        range,
-        accept(vec![port(Proto::Udp, true, PortMatch::Any(&REPLY_UDP_SPORTS)), port(Proto::Udp, false, PortMatch::Range(reply))]),
-    ));
-    for (s, d) in [DHCP4, DHCP6] {
-        out.push(Rule::new(
-            fw("profile"),
-            accept(vec![port(Proto::Udp, true, PortMatch::One(s)), port(Proto::Udp, false, PortMatch::One(d))]),
-        ));
+fn icmp(c: &mut Chain) {
+    c.add(ICMP4_IN, key("firewall.profile"));
+    c.add(ICMP6_IN, key("firewall.profile"));
+}
+
+fn zone_services(c: &mut Chain, z: &Zone, rules: [&'static [Item]; 2], key: Key) {
+    if !z.tcp.is_empty() {
+        c.add(rules[0], key);
     }
-    icmp(out);
-}
-
-fn icmp(out: &mut Vec<Rule>) {
-    out.push(Rule::new(fw("profile"), accept(vec![Item::Icmp { v6: false, types: ICMP4 }])));
-    out.push(Rule::new(fw("profile"), accept(vec![Item::Icmp { v6: true, types: ICMP6 }])));
-}
-
-fn zone_services(out: &mut Vec<Rule>, zone: &str, z: &Zone) {
-    let (sets, key): ([&'static str; 2], _) =
-        if zone == "lan" { (["lan_tcp", "lan_udp"], fw("lan_services")) } else { (["wan_tcp", "wan_udp"], fw("wan_services")) };
-    for (ports, proto, set) in [(&z.tcp, Proto::Tcp, sets[0]), (&z.udp, Proto::Udp, sets[1])] {
-        if !ports.is_empty() {
-            out.push(Rule::new(key, accept(vec![port(proto, false, PortMatch::Named(set))])));
-        }
+    if !z.udp.is_empty() {
+        c.add(rules[1], key);
     }
 }
 
 /// A zone's chain on one interface's ingress hook (the `inet` family's,
 /// Linux 5.10): it sees that interface's IPv4 and IPv6 packets only (ARP
 /// and the rest pass), before routing and before reassembly.
-fn ingress_chain(zone: &'static str, i: usize, name: &IfName) -> Chain {
-    let mut n = chain_name(zone);
-    let _ = n.push_str("_in");
-    let _ = fmt::Write::write_fmt(&mut n, format_args!("{i}"));
-    let mut c = base("", Hook::Ingress(name.clone()), 0, true, fw("hook"));
-    c.name = n;
-    c.rules.push(Rule::new(fw("hook"), vec![Item::Verdict(Verdict::Jump(zone))]));
+fn ingress_chain(zone: &str, i: usize, name: &IfName, jump: &'static [Item]) -> Chain {
+    let mut c = base(zone, Hook::Ingress(name.clone()), 0, true, key("firewall.hook"));
+    let _ = fmt::Write::write_fmt(&mut c.name, format_args!("_in{i}"));
+    c.add(jump, key("firewall.hook"));
     c
 }
 
@@ -396,12 +508,12 @@ fn ingress_chain(zone: &'static str, i: usize, name: &IfName) -> Chain {
 /// hook (`ipv4`), IPv4 fragments are not reassembled yet either; there a
 /// TCP fragment at offset 8 bytes, which could rewrite the flags of a
 /// first fragment (RFC 1858 3.2), is dropped first.
-fn fragments(out: &mut Vec<Rule>, ipv4: bool) {
+fn fragments(c: &mut Chain, ipv4: bool) {
     if ipv4 {
-        out.push(Rule::new(fw("hook"), vec![Item::IpTcp, Item::IpFrag { eq: true, value: 1 }, Item::Verdict(Verdict::Drop)]));
-        out.push(Rule::new(fw("hook"), accept(vec![Item::IpFrag { eq: false, value: 0 }])));
+        c.add(FRAG_TCP8, key("firewall.hook"));
+        c.add(FRAG4, key("firewall.hook"));
     }
-    out.push(Rule::new(fw("profile"), accept(vec![Item::Ip6Frag])));
+    c.add(FRAG6, key("firewall.profile"));
 }
 
 fn set(sets: &mut Vec<Set>, name: &'static str, ports: &Ports, key: Key) {
@@ -410,71 +522,82 @@ fn set(sets: &mut Vec<Set>, name: &'static str, ports: &Ports, key: Key) {
     }
 }
 
+fn ruleset(m: &Model, purpose: Purpose, lan: Ifaces, tables: Vec<Replace>) -> Ruleset {
+    Ruleset {
+        purpose,
+        lan,
+        wan: m.wan_ifaces.clone(),
+        reply: m.reply_ports,
+        log_rate: m.log_rate.unwrap_or(0),
+        dnat: m.dnat.clone(),
+        tables,
+    }
+}
+
 /// The rule set for `m`. Pure.
 pub(crate) fn build(m: &Model) -> Ruleset {
     let purpose = Purpose::Profile { kind: m.kind, ingress: m.ingress };
-    let (lan_if, wan_if) = (m.lan_ifaces.clone(), m.wan_ifaces.clone());
     if m.kind == Kind::Off {
-        return Ruleset { purpose, lan: lan_if, wan: wan_if, tables: vec![replace(Family::Inet, None), replace(Family::Ip, None)] };
+        return ruleset(m, purpose, m.lan_ifaces.clone(), vec![replace(Family::Inet, None), replace(Family::Ip, None)]);
     }
     // The software fast path (nf_flow_table): once `flow add` has seen a
     // flow established, its packets go from the ingress hook of the LAN
     // and WAN devices straight to the output device.
     let mut t = Table { flowtable: m.forward && m.flowtable && !m.lan_ifaces.is_empty(), ..Table::default() };
-    set(&mut t.sets, "lan_tcp", &m.lan.tcp, fw("lan_services"));
-    set(&mut t.sets, "lan_udp", &m.lan.udp, fw("lan_services"));
-    set(&mut t.sets, "wan_tcp", &m.wan.tcp, fw("wan_services"));
-    set(&mut t.sets, "wan_udp", &m.wan.udp, fw("wan_services"));
+    set(&mut t.sets, "lan_tcp", &m.lan.tcp, key("firewall.lan_services"));
+    set(&mut t.sets, "lan_udp", &m.lan.udp, key("firewall.lan_services"));
+    set(&mut t.sets, "wan_tcp", &m.wan.tcp, key("firewall.wan_services"));
+    set(&mut t.sets, "wan_udp", &m.wan.udp, key("firewall.wan_services"));
     if m.notrack_lan() {
         notrack_chains(m, &mut t.chains);
     }
     if m.ingress {
         for (i, name) in m.wan_ifaces.iter().enumerate() {
-            t.chains.push(ingress_chain("wan", i, name));
+            t.chains.push(ingress_chain("wan", i, name, JUMP_WAN));
         }
         if !m.lan.all {
             for (i, name) in m.lan_ifaces.iter().enumerate() {
-                t.chains.push(ingress_chain("lan", i, name));
+                t.chains.push(ingress_chain("lan", i, name, JUMP_LAN));
             }
         }
     } else {
         t.chains.push(input_chain(m));
     }
-    let mut forward = base("forward", Hook::Forward, 0, false, fw("forward"));
+    let mut forward = base("forward", Hook::Forward, 0, false, key("firewall.forward"));
     if m.forward && !m.lan_ifaces.is_empty() {
-        forward_rules(m, &mut forward.rules);
+        forward_rules(m, &mut forward);
     }
     t.chains.push(forward);
     if !m.lan.all {
         // A LAN limited to services: the services, the LAN's own pings,
         // and (stateless, as LAN traffic is never tracked) replies.
-        let mut lan = plain_chain("lan", fw("lan_services"));
-        zone_services(&mut lan.rules, "lan", &m.lan);
-        lan.rules.push(Rule::new(fw("lan_services"), accept(vec![Item::Icmp { v6: false, types: ICMP4_ECHO }])));
-        lan.rules.push(Rule::new(fw("lan_services"), accept(vec![Item::Icmp { v6: true, types: ICMP6_ECHO }])));
-        stateless_replies(&mut lan.rules, m.reply_ports);
-        fragments(&mut lan.rules, m.ingress);
-        lan.rules.push(Rule::new(fw("lan_services"), vec![Item::Verdict(Verdict::Drop)]));
+        let mut lan = plain_chain("lan", key("firewall.lan_services"));
+        zone_services(&mut lan, &m.lan, [LAN_TCP, LAN_UDP], key("firewall.lan_services"));
+        lan.add(ECHO4, key("firewall.lan_services"));
+        lan.add(ECHO6, key("firewall.lan_services"));
+        stateless_replies(&mut lan);
+        fragments(&mut lan, m.ingress);
+        lan.add(DROP_ALL, key("firewall.lan_services"));
         t.chains.push(lan);
     }
-    let mut wan = plain_chain("wan", fw("wan_services"));
+    let mut wan = plain_chain("wan", key("firewall.wan_services"));
     if m.kind == Kind::Stateful {
-        wan.rules.push(Rule::new(fw("profile"), accept(vec![Item::CtState { invalid: false }])));
-        wan.rules.push(Rule::new(fw("profile"), vec![Item::CtState { invalid: true }, Item::Verdict(Verdict::Drop)]));
-        zone_services(&mut wan.rules, "wan", &m.wan);
-        icmp(&mut wan.rules);
+        wan.add(CT_REPLIES, key("firewall.profile"));
+        wan.add(CT_INVALID, key("firewall.profile"));
+        zone_services(&mut wan, &m.wan, [WAN_TCP, WAN_UDP], key("firewall.wan_services"));
+        icmp(&mut wan);
     } else {
-        zone_services(&mut wan.rules, "wan", &m.wan);
-        stateless_replies(&mut wan.rules, m.reply_ports);
-        fragments(&mut wan.rules, m.ingress);
+        zone_services(&mut wan, &m.wan, [WAN_TCP, WAN_UDP], key("firewall.wan_services"));
+        stateless_replies(&mut wan);
+        fragments(&mut wan, m.ingress);
     }
-    if let Some(rate) = m.log_rate {
-        wan.rules.push(Rule::new(fw("log_rate"), vec![Item::Limit { per_minute: rate, burst: 5 }, Item::Log]));
+    if m.log_rate.is_some() {
+        wan.add(LOG, key("firewall.log_rate"));
     }
-    wan.rules.push(Rule::new(fw("wan_services"), vec![Item::Verdict(Verdict::Drop)]));
+    wan.add(DROP_ALL, key("firewall.wan_services"));
     t.chains.push(wan);
     let nat = (m.forward && !m.wan_ifaces.is_empty()).then(|| nat_table(m));
-    Ruleset { purpose, lan: lan_if, wan: wan_if, tables: vec![replace(Family::Inet, Some(t)), replace(Family::Ip, nat)] }
+    ruleset(m, purpose, m.lan_ifaces.clone(), vec![replace(Family::Inet, Some(t)), replace(Family::Ip, nat)])
 }
 
 fn replace(family: Family, body: Option<Table>) -> Replace {
@@ -482,131 +605,85 @@ fn replace(family: Family, body: Option<Table>) -> Replace {
     Replace { family, name, body }
 }
 
-fn plain_chain(name: &str, key: Key) -> Chain {
-    Chain { name: chain_name(name), base: None, rules: Vec::new(), key }
-}
-
 /// Storage traffic skips connection tracking; with forwarding, only what
 /// is addressed to the box itself (LAN to WAN flows need conntrack for
 /// the masquerade).
 fn notrack_chains(m: &Model, chains: &mut Vec<Chain>) {
-    let mut pre = base("raw_prerouting", Hook::Prerouting, -300, true, fw("profile"));
+    let mut pre = base("raw_prerouting", Hook::Prerouting, -300, true, key("firewall.profile"));
     if m.reflection {
-        // A LAN client's connection to a forwarded port at the WAN
-        // address, and the target's replies to the box's LAN address
-        // (masqueraded), are for the box: they must be tracked to be NATed.
-        for (i, d) in m.dnat.iter().enumerate() {
-            let key = Key::PortForward(i);
-            pre.rules.push(Rule::new(key, accept(vec![iif(Names::Lan), port(d.proto, false, PortMatch::One(d.wan_port))])));
-            let host = host(d.to.addr);
-            pre.rules.push(Rule::new(
-                key,
-                accept(vec![
-                    iif(Names::Lan),
-                    Item::Ip { src: true, eq: true, net: host },
-                    port(d.proto, true, PortMatch::One(d.to.port.get())),
-                ]),
-            ));
+        // Reflected connections are for the box: they must be tracked to
+        // be NATed.
+        for i in 0..m.dnat.len() {
+            pre.add_for(REFLECT_IN, Key::PortForward(i), i);
+            pre.add_for(REFLECT_BACK, Key::PortForward(i), i);
         }
     }
-    let mut items = vec![iif(Names::Lan)];
-    if m.forward {
-        items.push(Item::FibLocal);
-    }
-    items.push(Item::Notrack);
-    pre.rules.push(Rule::new(fw("profile"), items));
+    pre.add(if m.forward { NOTRACK_LAN_LOCAL } else { NOTRACK_LAN }, key("firewall.profile"));
     chains.push(pre);
-    let mut out = base("raw_output", Hook::Output, -300, true, fw("profile"));
-    out.rules.push(Rule::new(fw("profile"), vec![oif(Names::Lan), Item::Notrack]));
+    let mut out = base("raw_output", Hook::Output, -300, true, key("firewall.profile"));
+    out.add(NOTRACK_OUT, key("firewall.profile"));
     chains.push(out);
 }
 
 fn input_chain(m: &Model) -> Chain {
-    let mut c = base("input", Hook::Input, 0, false, fw("profile"));
+    let mut c = base("input", Hook::Input, 0, false, key("firewall.profile"));
     if m.lan.all {
-        for name in &m.lan_ifaces {
-            c.rules.push(Rule::new(fw("lan_services"), accept(vec![iif(Names::One(name.clone()))])));
+        for i in 0..m.lan_ifaces.len() {
+            c.add_for(LAN_ONE, key("firewall.lan_services"), i);
         }
     }
-    c.rules.push(Rule::new(fw("profile"), accept(vec![Item::IifLo])));
+    c.add(LO, key("firewall.profile"));
     if (!m.lan.all && !m.lan_ifaces.is_empty()) || !m.wan_ifaces.is_empty() {
-        c.rules.push(Rule::new(fw("interface[].role"), vec![Item::Vmap { lan: !m.lan.all }]));
+        c.add(if m.lan.all { VMAP_WAN } else { VMAP }, key("interface[].role"));
     }
     c
 }
 
 /// The forward chain of a router: the fast path, MSS clamping, replies,
 /// LAN to WAN, port forwards, and the ICMPv6 a router must pass.
-fn forward_rules(m: &Model, out: &mut Vec<Rule>) {
+fn forward_rules(m: &Model, c: &mut Chain) {
     if m.flowtable {
         // Only established flows are offloaded (nft_flow_offload skips
         // new and related ones and TCP with SYN, FIN or RST set).
-        out.push(Rule::new(fw("flow_offload"), vec![Item::TcpOrUdp, Item::FlowAdd]));
+        c.add(FLOW, key("firewall.flow_offload"));
     }
     // Both directions' SYNs (the SYN-ACK comes back established), as
     // fw4 does for its WAN zone: a PPPoE or tunnel WAN has a smaller MTU
     // than the LAN hosts believe.
-    out.push(Rule::new(fw("forward"), vec![Item::TcpFlags { mask: 0x06, eq: true, value: 0x02 }, Item::ClampMss]));
-    out.push(Rule::new(fw("forward"), accept(vec![Item::CtState { invalid: false }])));
+    c.add(CLAMP, key("firewall.forward"));
+    c.add(CT_REPLIES, key("firewall.forward"));
     // Invalid packets are not NATed: leaving on the WAN they would carry
     // LAN addresses (fw4's "Prevent NAT leakage").
-    out.push(Rule::new(fw("forward"), vec![Item::CtState { invalid: true }, Item::Verdict(Verdict::Drop)]));
-    let pair = |from, to| vec![iif(from), oif(to)];
-    out.push(Rule::new(fw("forward"), accept(pair(Names::Lan, Names::Wan))));
+    c.add(CT_INVALID, key("firewall.forward"));
+    c.add(LAN_TO_WAN, key("firewall.forward"));
     // Between the LAN's interfaces (and back out of the one it came in
     // on, as reflected connections do), as fw4's lan zone forwards.
-    out.push(Rule::new(fw("forward"), accept(pair(Names::Lan, Names::Lan))));
+    c.add(LAN_TO_LAN, key("firewall.forward"));
     if !m.dnat.is_empty() {
-        let mut items = pair(Names::Wan, Names::Lan);
-        items.push(Item::CtDnat);
-        out.push(Rule::new(fw("port_forward"), accept(items)));
+        c.add(WAN_TO_LAN_DNAT, key("firewall.port_forward"));
     }
-    let mut items = pair(Names::Wan, Names::Lan);
-    items.push(Item::Icmp { v6: true, types: ICMP6_FORWARD });
-    out.push(Rule::new(fw("forward"), accept(items)));
-}
-
-fn dnat_items(mut items: Vec<Item>, d: &Dnat) -> Vec<Item> {
-    items.push(port(d.proto, false, PortMatch::One(d.wan_port)));
-    items.push(Item::Dnat(d.to));
-    items
+    c.add(WAN_TO_LAN_ICMP6, key("firewall.forward"));
 }
 
 /// IPv4 NAT: port forwards (and their reflection) before routing,
-/// masquerade on the WAN after it.
+/// masquerade on the WAN after it. Kernels before 4.18 need both NAT
+/// hooks registered.
 fn nat_table(m: &Model) -> Table {
-    // Kernels before 4.18 need both NAT hooks registered.
-    let mut pre = base("prerouting", Hook::Prerouting, -100, true, fw("forward"));
-    pre.base.as_mut().expect("a base chain").nat = true;
-    for (i, d) in m.dnat.iter().enumerate() {
-        pre.rules.push(Rule::new(Key::PortForward(i), dnat_items(vec![iif(Names::Wan)], d)));
-    }
-    if m.reflection {
-        // A LAN client that uses an address of the box other than its
-        // LAN network's (the WAN address) for a forwarded port.
-        for (i, d) in m.dnat.iter().enumerate() {
-            let items = vec![iif(Names::Lan), Item::FibLocal, Item::Ip { src: false, eq: false, net: d.lan_net }];
-            pre.rules.push(Rule::new(Key::PortForward(i), dnat_items(items, d)));
+    let mut pre = base("prerouting", Hook::Prerouting, -100, true, key("firewall.forward"));
+    let mut post = base("postrouting", Hook::Postrouting, 100, true, key("firewall.forward"));
+    for c in [&mut pre, &mut post] {
+        if let Some(b) = c.base.as_mut() {
+            b.nat = true;
         }
     }
-    let mut post = base("postrouting", Hook::Postrouting, 100, true, fw("forward"));
-    post.base.as_mut().expect("a base chain").nat = true;
-    post.rules.push(Rule::new(fw("forward"), vec![oif(Names::Wan), Item::Masquerade]));
+    for i in 0..m.dnat.len() {
+        pre.add_for(DNAT_WAN, Key::PortForward(i), i);
+    }
+    post.add(MASQUERADE, key("firewall.forward"));
     if m.reflection {
-        // The reflected connection's replies must come back through the
-        // box, not straight from the LAN host to the client.
-        for (i, d) in m.dnat.iter().enumerate() {
-            let host = host(d.to.addr);
-            post.rules.push(Rule::new(
-                Key::PortForward(i),
-                vec![
-                    Item::Ip { src: true, eq: true, net: d.lan_net },
-                    Item::Ip { src: false, eq: true, net: host },
-                    port(d.proto, false, PortMatch::One(d.to.port.get())),
-                    Item::CtDnat,
-                    Item::Masquerade,
-                ],
-            ));
+        for i in 0..m.dnat.len() {
+            pre.add_for(DNAT_REFLECT, Key::PortForward(i), i);
+            post.add_for(MASQUERADE_REFLECT, Key::PortForward(i), i);
         }
     }
     Table { flowtable: false, sets: Vec::new(), chains: vec![pre, post] }
@@ -615,10 +692,10 @@ fn nat_table(m: &Model) -> Table {
 /// The fallback when the configured rule set does not load: loopback and
 /// the LAN interfaces accepted, everything else dropped, nothing forwarded.
 pub(crate) fn fallback(lan: &Ifaces) -> Ruleset {
-    let mut input = base("input", Hook::Input, 0, false, fw("profile"));
-    input.rules.push(Rule::new(fw("profile"), accept(vec![Item::IifLo])));
+    let mut input = base("input", Hook::Input, 0, false, key("firewall.profile"));
+    input.add(LO, key("firewall.profile"));
     if !lan.is_empty() {
-        input.rules.push(Rule::new(fw("interface[].role"), accept(vec![iif(Names::Lan)])));
+        input.add(LAN_IN, key("interface[].role"));
     }
     closed(Purpose::Fallback, lan.clone(), input)
 }
@@ -629,31 +706,25 @@ pub(crate) fn fallback(lan: &Ifaces) -> Ruleset {
 /// emergency), essential ICMP and ICMPv6 (neighbour discovery), and
 /// nothing else. The serial console is the way in.
 pub(crate) fn emergency() -> Ruleset {
-    let mut input = base("input", Hook::Input, 0, false, fw("profile"));
-    input.rules.push(Rule::new(fw("profile"), accept(vec![Item::IifLo])));
-    input.rules.push(Rule::new(fw("profile"), accept(vec![Item::CtState { invalid: false }])));
-    icmp(&mut input.rules);
+    let mut input = base("input", Hook::Input, 0, false, key("firewall.profile"));
+    input.add(LO, key("firewall.profile"));
+    input.add(CT_REPLIES, key("firewall.profile"));
+    icmp(&mut input);
     closed(Purpose::Emergency, Ifaces::new(), input)
 }
 
 /// `input` and a forward chain with policy drop; no NAT table.
 fn closed(purpose: Purpose, lan: Ifaces, input: Chain) -> Ruleset {
-    let forward = base("forward", Hook::Forward, 0, false, fw("forward"));
+    let forward = base("forward", Hook::Forward, 0, false, key("firewall.forward"));
     let t = Table { flowtable: false, sets: Vec::new(), chains: vec![input, forward] };
-    Ruleset { purpose, lan, wan: Ifaces::new(), tables: vec![replace(Family::Inet, Some(t)), replace(Family::Ip, None)] }
-}
-
-impl Ruleset {
-    /// Whether a chain sits on an ingress hook.
-    pub(crate) fn ingress(&self) -> bool {
-        self.chains().any(|c| matches!(c.base, Some(Base { hook: Hook::Ingress(_), .. })))
-    }
-    /// Whether the filter table has the flowtable.
-    pub(crate) fn flowtable(&self) -> bool {
-        self.tables.iter().any(|t| t.body.as_ref().is_some_and(|b| b.flowtable))
-    }
-    fn chains(&self) -> impl Iterator<Item = &Chain> {
-        self.tables.iter().filter_map(|t| t.body.as_ref()).flat_map(|b| b.chains.iter())
+    Ruleset {
+        purpose,
+        lan,
+        wan: Ifaces::new(),
+        reply: PortRange::LINUX_DEFAULT,
+        log_rate: 0,
+        dnat: heapless::Vec::new(),
+        tables: vec![replace(Family::Inet, Some(t)), replace(Family::Ip, None)],
     }
 }
 
@@ -661,9 +732,4 @@ impl Ruleset {
 pub(crate) fn ours(family: u8, name: &str) -> bool {
     use crate::sys::nftnl::{NFPROTO_INET, NFPROTO_IPV4};
     (family == NFPROTO_INET && name == FILTER_TABLE) || (family == NFPROTO_IPV4 && name == NAT_TABLE)
-}
-
-/// An IPv4 address as a /32, for `ip saddr 192.168.1.10`.
-pub(crate) fn host(addr: Ipv4Addr) -> IpNet {
-    IpNet { addr: addr.into(), prefix: 32 }
 }

@@ -71,20 +71,6 @@ pub(crate) const GETGEN: u8 = 16;
 pub(crate) const NEWFLOWTABLE: u8 = 22;
 pub(crate) const GETFLOWTABLE: u8 = 23;
 
-/// The name of an nf_tables message kind, for messages.
-pub(crate) fn kind_name(kind: u8) -> &'static str {
-    match kind {
-        NEWTABLE => "NEWTABLE",
-        DELTABLE => "DELTABLE",
-        NEWCHAIN => "NEWCHAIN",
-        NEWRULE => "NEWRULE",
-        NEWSET => "NEWSET",
-        NEWSETELEM => "NEWSETELEM",
-        NEWFLOWTABLE => "NEWFLOWTABLE",
-        _ => "message",
-    }
-}
-
 /// Families (NFPROTO_*).
 pub(crate) const NFPROTO_UNSPEC: u8 = 0;
 pub(crate) const NFPROTO_INET: u8 = 1;
@@ -220,41 +206,62 @@ pub(crate) const EXPR_VERDICT: u32 = 1;
 pub(crate) const EXPR_PAYLOAD: u32 = 7;
 pub(crate) const EXPR_META: u32 = 9;
 
-/// The byte order of host-order fields.
+/// The byte order of host-order fields. A shipped build has one value,
+/// the target's own (what its kernel reads), so every conversion is a
+/// plain native-endian one; the unit tests and the fuzz targets have both
+/// orders, to pin and read the bytes of either on any host.
+#[cfg(any(test, feature = "fuzz"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Order {
     Little,
     Big,
 }
 
+#[cfg(any(test, feature = "fuzz"))]
 impl Order {
     /// The order of the machine this runs on: what the kernel reads.
     pub(crate) const HOST: Order = if cfg!(target_endian = "big") { Order::Big } else { Order::Little };
+    fn native(self) -> bool {
+        self == Order::HOST
+    }
+}
 
+/// The byte order of host-order fields: the target's own (see above).
+#[cfg(not(any(test, feature = "fuzz")))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    Host,
+}
+
+#[cfg(not(any(test, feature = "fuzz")))]
+impl Order {
+    pub(crate) const HOST: Order = Order::Host;
+    fn native(self) -> bool {
+        true
+    }
+}
+
+impl Order {
     pub(crate) fn u16(self, v: u16) -> [u8; 2] {
-        match self {
-            Order::Little => v.to_le_bytes(),
-            Order::Big => v.to_be_bytes(),
-        }
+        if self.native() { v } else { v.swap_bytes() }.to_ne_bytes()
     }
     pub(crate) fn u32(self, v: u32) -> [u8; 4] {
-        match self {
-            Order::Little => v.to_le_bytes(),
-            Order::Big => v.to_be_bytes(),
-        }
+        if self.native() { v } else { v.swap_bytes() }.to_ne_bytes()
     }
     fn read_u16(self, b: &[u8]) -> u16 {
-        let b = [b[0], b[1]];
-        match self {
-            Order::Little => u16::from_le_bytes(b),
-            Order::Big => u16::from_be_bytes(b),
+        let v = u16::from_ne_bytes([b[0], b[1]]);
+        if self.native() {
+            v
+        } else {
+            v.swap_bytes()
         }
     }
     fn read_u32(self, b: &[u8]) -> u32 {
-        let b = [b[0], b[1], b[2], b[3]];
-        match self {
-            Order::Little => u32::from_le_bytes(b),
-            Order::Big => u32::from_be_bytes(b),
+        let v = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        if self.native() {
+            v
+        } else {
+            v.swap_bytes()
         }
     }
 }
@@ -482,6 +489,11 @@ impl Writer {
         self.buf.extend_from_slice(value);
         self.buf.resize(align(self.buf.len()), 0);
     }
+    /// Attribute records copied as they are, padded.
+    fn raw(&mut self, records: &[u8]) {
+        self.buf.extend_from_slice(records);
+        self.buf.resize(align(self.buf.len()), 0);
+    }
     /// A string, NUL-terminated as NLA_STRING wants it.
     pub(crate) fn put_str(&mut self, kind: u16, s: &str) {
         let len = (NLA_HDRLEN + s.len() + 1) as u16;
@@ -627,33 +639,44 @@ impl Writer {
     }
 }
 
-/// Set userdata, as nft writes it: records of a type byte, a length byte
-/// and the value; u32 values in host order.
-pub(crate) struct Udata {
-    buf: heapless::Vec<u8, 48>,
-    order: Order,
+/// Set userdata, as nft writes it: records of a type byte, a length
+/// byte and the value; u32 values in host order.
+pub(crate) type Udata = heapless::Vec<u8, 32>;
+
+fn udata_u32(u: &mut Udata, kind: u8, v: u32, order: Order) {
+    let _ = u.extend_from_slice(&[kind, 4]);
+    let _ = u.extend_from_slice(&order.u32(v));
 }
 
-impl Udata {
-    pub(crate) fn new(order: Order) -> Udata {
-        Udata { buf: heapless::Vec::new(), order }
+/// A set key's userdata: its byte order (BYTEORDER_*), then, when
+/// `typeof_` names one, nft's typeof record: the expression kind
+/// (EXPR_*) and its data (a meta key; a payload's protocol and field).
+pub(crate) fn udata_key(order: Order, byteorder: u32, typeof_: &[u32]) -> Udata {
+    let mut u = Udata::new();
+    udata_u32(&mut u, UDATA_KEYBYTEORDER, byteorder, order);
+    if let [expr, data @ ..] = typeof_ {
+        let inner = 6 * data.len() as u8;
+        let _ = u.extend_from_slice(&[UDATA_KEY_TYPEOF, 6 + 2 + inner]);
+        udata_u32(&mut u, UDATA_TYPEOF_EXPR, *expr, order);
+        let _ = u.extend_from_slice(&[UDATA_TYPEOF_DATA, inner]);
+        for (i, v) in data.iter().enumerate() {
+            udata_u32(&mut u, i as u8, *v, order);
+        }
     }
-    pub(crate) fn u32(&mut self, kind: u8, v: u32) -> &mut Udata {
-        let _ = self.buf.extend_from_slice(&[kind, 4]);
-        let _ = self.buf.extend_from_slice(&self.order.u32(v));
-        self
-    }
-    /// A nested record: its records are written by `inner`.
-    pub(crate) fn nest(&mut self, kind: u8, inner: impl FnOnce(&mut Udata)) -> &mut Udata {
-        let at = self.buf.len();
-        let _ = self.buf.extend_from_slice(&[kind, 0]);
-        inner(self);
-        self.buf[at + 1] = (self.buf.len() - at - 2) as u8;
-        self
-    }
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.buf
-    }
+    u
+}
+
+/// A verdict map's userdata (an interface-name key): the key's byte
+/// order, the data's (none), the data's typeof (a verdict), no interval.
+pub(crate) fn udata_vmap(order: Order) -> Udata {
+    let mut u = Udata::new();
+    udata_u32(&mut u, UDATA_KEYBYTEORDER, BYTEORDER_HOST, order);
+    udata_u32(&mut u, UDATA_DATABYTEORDER, 0, order);
+    let _ = u.extend_from_slice(&[UDATA_DATA_TYPEOF, 8]);
+    udata_u32(&mut u, UDATA_TYPEOF_EXPR, EXPR_VERDICT, order);
+    let _ = u.extend_from_slice(&[UDATA_TYPEOF_DATA, 0]);
+    udata_u32(&mut u, UDATA_DATA_INTERVAL, 0, order);
+    u
 }
 
 /// One reply from the kernel.
@@ -906,23 +929,18 @@ pub(crate) fn replay(w: &mut Writer, kind: u8, family: u8, attrs: &[u8], order: 
     };
     let flags = if kind == NEWRULE { NLM_F_CREATE | NLM_F_APPEND } else { NLM_F_CREATE };
     w.msg(kind, family, flags);
-    let mut raw: Vec<(u16, &[u8])> = Vec::new();
+    let mut at = 0;
     let _ = each_attr(attrs, order, &mut |k, v| {
-        raw.push((k, v));
-        Ok(())
-    });
-    let mut rest = attrs;
-    for (k, v) in raw {
-        let rec = align(NLA_HDRLEN + v.len()).min(rest.len());
+        let rec = NLA_HDRLEN + v.len();
         if kind == NEWRULE && k == RULE_EXPRESSIONS {
             replay_exprs(w, v, order);
         } else if keep.contains(&k) {
             // Copied header and all: nested attributes keep their flag.
-            w.buf.extend_from_slice(&rest[..NLA_HDRLEN + v.len()]);
-            w.buf.resize(align(w.buf.len()), 0);
+            w.raw(&attrs[at..at + rec]);
         }
-        rest = &rest[rec..];
-    }
+        at += align(rec);
+        Ok(())
+    });
     if kind == NEWSET {
         w.put_be32(SET_ID, set_id);
     }
@@ -942,14 +960,13 @@ fn replay_exprs(w: &mut Writer, list: &[u8], order: Order) {
         if let Some(data) = find(elem, order, EXPR_DATA) {
             let write = name == "exthdr" && find(data, order, 7).is_some();
             let d = w.nest(EXPR_DATA);
-            let mut rest = data;
+            let mut at = 0;
             each_attr(data, order, &mut |k, v| {
-                let rec = align(NLA_HDRLEN + v.len()).min(rest.len());
+                let rec = NLA_HDRLEN + v.len();
                 if !(write && k == 5) {
-                    w.buf.extend_from_slice(&rest[..NLA_HDRLEN + v.len()]);
-                    w.buf.resize(align(w.buf.len()), 0);
+                    w.raw(&data[at..at + rec]);
                 }
-                rest = &rest[rec..];
+                at += align(rec);
                 Ok(())
             })?;
             w.end(d);

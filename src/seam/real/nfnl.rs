@@ -54,9 +54,9 @@ impl RealNftables {
             let _ = s.set_cap_ack(true);
             self.sock = Some(s);
             self.buf = vec![0; RECV_BUF];
-            // Sequence numbers from the clock, as nft does: a reply to an
-            // earlier process's socket can never match.
-            self.seq = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs() as u32);
+            // The socket is this process's own (its port id), so no reply
+            // for another can reach it: numbers from 1 are unique.
+            self.seq = 1;
         }
         Ok(self.sock.as_ref().expect("opened above"))
     }
@@ -107,29 +107,26 @@ impl RealNftables {
     }
 
     /// Make room for a large batch: the kernel refuses a message larger
-    /// than the socket's send buffer (EMSGSIZE). Root may pass wmem_max.
+    /// than the socket's send buffer (EMSGSIZE), which is
+    /// net.core.wmem_default, commonly 208 KiB, ten times nasboot's largest
+    /// rule set; SO_SNDBUFFORCE (root, as loading needs) passes wmem_max.
+    /// Should it fail, the send's EMSGSIZE says so.
     fn room_for(&mut self, len: usize) -> io::Result<()> {
-        const DEFAULT: usize = 128 * 1024;
-        if len < DEFAULT {
+        if len < 128 * 1024 {
             return Ok(());
         }
         let fd = self.socket()?.as_raw_fd();
         let size = (len + 4096) as nix::libc::c_int;
-        for opt in [nix::libc::SO_SNDBUFFORCE, nix::libc::SO_SNDBUF] {
-            // SAFETY: a valid socket and a c_int option value of its size.
-            let rc = unsafe {
-                nix::libc::setsockopt(
-                    fd,
-                    nix::libc::SOL_SOCKET,
-                    opt,
-                    (&size as *const nix::libc::c_int).cast(),
-                    std::mem::size_of::<nix::libc::c_int>() as nix::libc::socklen_t,
-                )
-            };
-            if rc == 0 {
-                break;
-            }
-        }
+        // SAFETY: a valid socket and a c_int option value of its size.
+        unsafe {
+            nix::libc::setsockopt(
+                fd,
+                nix::libc::SOL_SOCKET,
+                nix::libc::SO_SNDBUFFORCE,
+                (&size as *const nix::libc::c_int).cast(),
+                std::mem::size_of::<nix::libc::c_int>() as nix::libc::socklen_t,
+            )
+        };
         Ok(())
     }
 }

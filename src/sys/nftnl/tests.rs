@@ -71,14 +71,13 @@ fn nests_are_flagged_and_sized_and_strings_padded() {
 
 #[test]
 fn userdata_records_are_host_order_and_nests_count_their_bytes() {
-    let mut u = Udata::new(Order::Big);
-    u.u32(UDATA_KEYBYTEORDER, BYTEORDER_BIG).nest(UDATA_KEY_TYPEOF, |u| {
-        u.u32(UDATA_TYPEOF_EXPR, EXPR_META);
-    });
-    assert_eq!(u.bytes(), [0, 4, 0, 0, 0, 2, 3, 6, 0, 4, 0, 0, 0, 9]);
-    let mut u = Udata::new(Order::Little);
-    u.u32(UDATA_KEYBYTEORDER, BYTEORDER_HOST);
-    assert_eq!(u.bytes(), [0, 4, 1, 0, 0, 0]);
+    // `udp sport { … }`'s set, as nft 1.0.6 writes it (little-endian).
+    let u = udata_key(Order::Little, BYTEORDER_BIG, &[EXPR_PAYLOAD, 6, 1]);
+    assert_eq!(u, [0, 4, 2, 0, 0, 0, 3, 20, 0, 4, 7, 0, 0, 0, 1, 12, 0, 4, 6, 0, 0, 0, 1, 4, 1, 0, 0, 0]);
+    let u = udata_key(Order::Big, BYTEORDER_HOST, &[EXPR_META, META_IIFNAME]);
+    assert_eq!(u, [0, 4, 0, 0, 0, 1, 3, 14, 0, 4, 0, 0, 0, 9, 1, 6, 0, 4, 0, 0, 0, 6]);
+    assert_eq!(udata_key(Order::Little, BYTEORDER_BIG, &[]), [0, 4, 2, 0, 0, 0]);
+    assert_eq!(udata_vmap(Order::Little), [0, 4, 1, 0, 0, 0, 1, 4, 0, 0, 0, 0, 4, 8, 0, 4, 1, 0, 0, 0, 1, 0, 6, 4, 0, 0, 0, 0]);
 }
 
 /// An NLMSG_ERROR for message `seq`, capped, with the kernel's words and
