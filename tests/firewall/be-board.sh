@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The stateless firewall on a big-endian board (tests/beboard.sh; ppc: QEMU
-# g3beige), loaded by the board's nasboot with the board's own static
-# iptables-restore (and nft, when the board has it: scripts/board builds
-# it when Debian's libmnl, libnftnl and nftables sources can be had) into
-# its own big-endian kernel, and probed as a client and an attacker would:
+# g3beige), loaded by the board's nasboot into its own big-endian kernel,
+# once with the board's static iptables-restore and once through netlink
+# by nasboot itself (the board has no nft: the bytes of its nf_tables
+# messages must be right for this byte order, or the rules do not load or
+# do not match), and probed as a client and an attacker would:
 # from a LAN and a WAN network namespace on the host side of the board's
 # two taps. The board runs BusyBox httpd on 22, 80 and 8080. The LAN
 # reaches ssh and http, not 8080; the WAN reaches nothing (SYN, SYN from
@@ -36,6 +37,8 @@ wait_go() {
 	read -r _ </tmp/go
 	kill $! 2>/dev/null
 }
+# The board has no nft; should a build of it ever be cached, it goes.
+rm -f /usr/sbin/nft /usr/bin/nft /sbin/nft
 mkdir -p /www && echo board >/www/index.html
 for p in 22 80 8080; do httpd -p "$p" -h /www; done
 nasboot -v apply >/tmp/apply 2>&1
@@ -43,8 +46,9 @@ echo "guest: apply-exit=$?"
 sed 's/^/guest: apply: /' /tmp/apply
 read -r backend </etc/board/backend
 if [ "$backend" = nftables ]; then
-	echo "guest: tables $(nft list tables | tr '\n' ' ')"
-	nft list table inet nasboot | grep -c . | sed 's/^/guest: rules=/'
+	command -v nft >/dev/null || echo "guest: no nft binary"
+	echo "guest: status $(nasboot status 2>&1 | grep firewall:)"
+	nasboot status 2>&1 | grep -q "through netlink, nasboot's rules loaded" && echo "guest: rules=netlink"
 else
 	iptables-save | grep -c '^-A nasboot' | sed 's/^/guest: rules=/'
 	ip6tables-save | grep -c '^-A nasboot' | sed 's/^/guest: rules6=/'
@@ -54,27 +58,14 @@ echo "guest: ct-count-before=$(cat /proc/sys/net/netfilter/nf_conntrack_count)"
 echo "guest: ready"
 wait_go
 echo "guest: ct-count-after=$(cat /proc/sys/net/netfilter/nf_conntrack_count)"
-if [ "$backend" = nftables ]; then
-	# The witness moves: a rule that uses conntrack, then traffic.
-	nft add table ip nbbe_ct
-	nft add chain ip nbbe_ct in '{ type filter hook input priority 10; }'
-	nft add rule ip nbbe_ct in ct state new counter
-else
-	iptables -t filter -I INPUT 1 -m conntrack --ctstate NEW -j ACCEPT
-fi
+# The witness moves: a rule that uses conntrack, then traffic.
+iptables -t filter -I INPUT 1 -m conntrack --ctstate NEW -j ACCEPT
 echo "guest: control ready"
 wait_go
 echo "guest: ct-count-control=$(cat /proc/sys/net/netfilter/nf_conntrack_count)"
 GUEST
 
-backends=iptables
-if be_board info | grep -q '^nft .*/nft '; then
-	backends="iptables nftables"
-else
-	echo "GAP nftables backend: the board has no nft (scripts/board --board $BE_BOARD fetch says why)"
-fi
-
-for backend in $backends; do
+for backend in iptables nftables; do
 	sed "s/^backend = .*/backend = \"$backend\"/" "$T_TOP/tests/profiles/be-firewall.toml" >"$work/p.toml"
 	echo "$backend" >"$work/backend"
 	ip netns exec "$lan" ip tuntap add dev nbbeL mode tap
@@ -105,7 +96,13 @@ for backend in $backends; do
 	}
 	if be_wait_for 'guest: ready' 90; then
 		be_has "$b: nasboot apply exit 0" 'guest: apply-exit=0' "$log"
-		be_has "$b: rule set loaded by the board's own tool" 'guest: rules=[1-9]' "$log"
+		if [ "$b" = nftables ]; then
+			be_has "$b: the board has no nft binary" 'guest: no nft binary' "$log"
+			be_has "$b: loaded by nasboot itself through netlink, and status sees it" 'guest: rules=netlink' "$log"
+			be_has "$b: apply said so" 'guest: apply: .*through netlink: ok' "$log"
+		else
+			be_has "$b: rule set loaded by the board's own iptables-restore" 'guest: rules=[1-9]' "$log"
+		fi
 		# The LAN has its address once the IPv6 side answers; give DAD a moment.
 		sleep 1
 		for p in 22 80; do

@@ -1,0 +1,64 @@
+#!/bin/sh
+# Guest script for scripts/bench-fwload (busybox sh): loading the firewall
+# on the emulated board, each variant from the same reset state (no rules:
+# `nasboot firewall apply` of /etc/bench/off.toml, through netlink), in
+# RUNS interleaved rounds. The variants come from the kernel command
+# line's bench.variants=V1,V2,... (a comma list):
+#   native-P   nasboot firewall apply of /etc/bench/P.toml, through netlink
+#   tool-P     the same with --loader nft: one `nft -f -`
+#   before-P   /usr/sbin/nasboot-before (the build before the netlink
+#              loader, when given) firewall apply: `nft -c`, then `nft -f`
+#   ipt-P      nasboot --backend iptables: iptables-restore and
+#              ip6tables-restore, each --test then for real
+#   fw4        nft -f /etc/bench/fw4-default.nft (OpenWrt's default rules)
+#   empty      the shell's `:` (the clock's and the counter's own cost)
+# for P in router and stateless. Per run: "bench: VARIANT RUN MICROSECONDS
+# PROCESSES" (guest clock, the kernel's fork count). After the last round,
+# each nasboot variant's end state ("VARIANT state: ..."): the kernel's
+# rule set as nasboot status and the tables' listing (`nft list ruleset`
+# where the board has nft) show it, which the host compares across the
+# variants of one profile. Every variant runs once untimed first, so that
+# the modules it needs are loaded before the timed rounds.
+RUNS=$(sed -n 's/.*bench.runs=\([0-9]*\).*/\1/p' /proc/cmdline)
+VARIANTS=$(sed -n 's/.*bench.variants=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
+now() { adjtimex | awk '/tv_sec/ { s = $2 } /tv_usec/ { u = $2 } END { printf "%d%06d\n", s, u }'; }
+forks() { sed -n 's/^processes //p' /proc/stat; }
+reset() {
+    nasboot -q -c /etc/bench/off.toml firewall apply >/tmp/out 2>&1 || { echo "bench: reset failed: $(cat /tmp/out)"; exit 1; }
+    nasboot -q -c /etc/bench/off.toml --backend iptables firewall apply >/tmp/out 2>&1 || { echo "bench: reset (iptables) failed: $(cat /tmp/out)"; exit 1; }
+}
+run() {
+    case $1 in
+        native-*) nasboot -q -c "/etc/bench/${1#native-}.toml" firewall apply ;;
+        tool-*) nasboot -q -c "/etc/bench/${1#tool-}.toml" --loader nft firewall apply ;;
+        before-*) nasboot-before -q -c "/etc/bench/${1#before-}.toml" firewall apply ;;
+        ipt-*) nasboot -q -c "/etc/bench/${1#ipt-}.toml" --backend iptables firewall apply ;;
+        fw4) nft -f /etc/bench/fw4-default.nft ;;
+        empty) : ;;
+    esac
+}
+state() {
+    nasboot -c "/etc/bench/$2.toml" status 2>&1 | sed -n 's/^ *firewall: /status: /p' | sed "s/^/$1 state: /"
+    if command -v nft >/dev/null; then nft list ruleset | sed "s/^/$1 state: /"; fi
+    if [ "${1%%-*}" = ipt ]; then iptables-save | grep '^-A' | sed "s/^/$1 state: /"; fi
+}
+for v in $VARIANTS; do
+    reset
+    run "$v" >/tmp/out 2>&1 || { echo "bench: $v (untimed) failed: $(cat /tmp/out)"; exit 1; }
+done
+r=1
+while [ "$r" -le "$RUNS" ]; do
+    for v in $VARIANTS; do
+        reset
+        f0=$(forks)
+        t0=$(now)
+        run "$v" >/tmp/out 2>&1 || { echo "bench: $v failed: $(cat /tmp/out)"; exit 1; }
+        t1=$(now)
+        f1=$(forks)
+        echo "bench: $v $r $((t1 - t0)) $((f1 - f0))"
+        if [ "$r" = "$RUNS" ]; then
+            case $v in native-* | tool-* | before-* | ipt-*) state "$v" "${v#*-}" ;; esac
+        fi
+    done
+    r=$((r + 1))
+done
