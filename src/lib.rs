@@ -268,22 +268,48 @@
 //!
 //! ## Firewall
 //!
-//! One model (`firewall/model.rs`) from the profile, rendered for nftables
-//! (`firewall/nft.rs`) or iptables-restore (`firewall/iptables.rs`), the
-//! backend chosen once (`firewall/backend.rs`), then checked and loaded in
-//! one transaction, with the fallback and the rollback (`firewall/load.rs`).
+//! One model (`firewall/model.rs`) from the profile. For nftables the rule
+//! set is built once as data (`firewall/rules.rs`: constant rule
+//! templates that name the profile's values) and written out by two thin
+//! emitters: the `nft -f` text (`firewall/nft.rs`, for `render`, `plan`
+//! and the tool path) and one nf_tables batch (`firewall/netlink.rs`).
+//! iptables-restore has its own renderer (`firewall/iptables.rs`). The
+//! backend and the loader are chosen once (`firewall/backend.rs`), then the
+//! rule set is loaded in one transaction, with the fallback and the
+//! rollback (`firewall/load.rs`, `firewall/native.rs`).
+//!
+//! | what | kernel interface | why this one |
+//! |---|---|---|
+//! | load a rule set | NETLINK_NETFILTER: BATCH_BEGIN, NEWTABLE, DELTABLE, NEWTABLE, NEWCHAIN, NEWSET, NEWSETELEM, NEWFLOWTABLE, NEWRULE, BATCH_END in one `sendmsg`, then a GETGEN fence (`seam/real/nfnl.rs`; the encoding in `sys/nftnl.rs`) | one process fewer (two before: `nft -c`, `nft -f`), about 1 s of a 24K's CPU each; no nft on the board; the kernel commits all or nothing |
+//! | is nasboot's table loaded; iptables-nft's tables | GETTABLE dump | no `nft list tables` |
+//! | `--confirm`'s copy of what is loaded | GETCHAIN, GETSET, GETSETELEM, GETFLOWTABLE, GETRULE dumps, replayed as NEW* messages | no `nft list table`, and the copy loads back byte for byte |
+//! | offloaded flows (`status`) | /proc/net/nf_conntrack (`[OFFLOAD]`) | |
+//! | the tool path | `nft -f -`, iptables-restore | qemu-user refuses NETLINK_NETFILTER (EPROTONOSUPPORT); a kernel may lack nf_tables; `loader = "nft"` |
+//!
+//! The batch is the one nft 1.0.6 sends for the same text, byte for byte
+//! (the netlink goldens, tests/golden/firewall/netlink-*.txt, in both
+//! byte orders), set userdata included, so that `nft list ruleset` on a
+//! board that has nft shows the rules as written. Host-order and
+//! network-order fields are written per the kernel's reading of each
+//! (`sys/nftnl.rs`): a shipped build has one byte order, its own; the unit
+//! tests have both. A refused batch is traced back, by the sequence
+//! number and the extended ack's attribute offset, to the rule (as
+//! `render` prints it), its profile key and the missing expression.
+//!
 //! `firewall/listeners.rs` names, for `check` and `plan`, the sockets bound
 //! inside the local port range that the stateless WAN chain lets replies
-//! in to.
-//! `firewall::observe` reads the links (/proc/net/dev, each link's type from
-//! SIOCGIFHWADDR) only for nftables, where `hook = "auto"` needs them; the
-//! condition for the ingress hooks, stateless without forwarding, is one
-//! function (`Firewall::ingress_fits`) for the model and the observation.
-//! For a router (`forward = true`) it also asks the kernel for
-//! nft_flow_offload and nf_nat (`Modules`: /sys/module, modules.builtin,
-//! the module files), and reads the forwarding sysctls, which the load
-//! action sets only after its rule set loaded. `firewall/flows.rs` counts
-//! tracked and offloaded connections for `status`.
+//! in to. `firewall::observe` asks nf_tables for its tables through
+//! netlink once (not on a board that uses legacy iptables, where asking
+//! could load nf_tables), reads the links (/proc/net/dev, each link's type
+//! from SIOCGIFHWADDR) only for nftables, where `hook = "auto"` needs
+//! them; the condition for the ingress hooks, stateless without
+//! forwarding, is one function (`Firewall::ingress_fits`) for the model
+//! and the observation. For a router (`forward = true`) it also asks the
+//! kernel for nft_flow_offload and nf_nat (`Modules`: /sys/module,
+//! modules.builtin, the module files), and reads the forwarding sysctls,
+//! which the load action sets only after its rule set loaded.
+//! `firewall/flows.rs` counts tracked and offloaded connections for
+//! `status`.
 
 #![warn(unreachable_pub)]
 

@@ -1,7 +1,9 @@
-//! The firewall: one model from the profile ([`model`]), two renderers
-//! ([`nft`], [`iptables`]), a backend choice ([`backend`]) and a careful
-//! loader ([`apply`], [`load`]), whose failures are an [`Error`]
-//! (`error.rs`).
+//! The firewall: one model from the profile ([`model`]); for nftables
+//! the rule set built once as data ([`rules`]) and written out by two
+//! emitters, the `nft -f` text ([`nft`]) and one nf_tables batch
+//! ([`netlink`]); the iptables-restore renderer ([`iptables`]); a backend
+//! and loader choice ([`backend`]) and a careful loader ([`apply`],
+//! [`load`], [`native`]), whose failures are an [`Error`] (`error.rs`).
 //!
 //! # Profiles
 //!
@@ -69,15 +71,27 @@
 //!
 //! # Loading
 //!
-//! Check, then load: `nft -c -f -` then `nft -f -` (one transaction), or
-//! `iptables-restore --test --noflush` (and `ip6tables-restore`) then the
-//! same without `--test`. If the configured rule set is rejected, the
-//! built-in fallback is loaded (loopback and the LAN interfaces accepted,
-//! everything else dropped, nothing forwarded), with the same backend or,
-//! failing that, the other one, and the step fails (exit 1): the box is
-//! never left open when the profile asked for a firewall. A missing `nft`
-//! or `iptables-restore` is a clear error that changes nothing (the
-//! previous rule set is kept). See [`apply`] for `--confirm`.
+//! nftables: one transaction, no check pass (the kernel commits a batch
+//! whole or not at all, so its verdict is the check). Where the kernel
+//! answers on its nf_tables netlink socket, nasboot encodes the rule set
+//! itself ([`rules`] -> [`netlink`]) and sends it as one batch through the
+//! `Nftables` seam ([`native`]): no process at all, and no nft binary
+//! needed on the board. Where it cannot (qemu-user refuses the socket; a
+//! kernel without nf_tables), or with `loader = "nft"`, `nft -f -` loads
+//! the same rule set's text ([`nft`]); `plan` and `apply` say which and
+//! why ([`Via`]). A batch the kernel refuses is traced back to the rule,
+//! chain, set or flowtable that caused it, with its profile key and, where
+//! the kernel lacks an expression's module, the feature.
+//!
+//! iptables: `iptables-restore --test --noflush` (and `ip6tables-restore`)
+//! then the same without `--test`, both families checked before either
+//! loads. If the configured rule set is rejected, the built-in fallback is
+//! loaded (loopback and the LAN interfaces accepted, everything else
+//! dropped, nothing forwarded), with the same backend or, failing that,
+//! the other one, and the step fails (exit 1): the box is never left open
+//! when the profile asked for a firewall. A missing `nft` or
+//! `iptables-restore` on the tool path is a clear error that changes
+//! nothing (the previous rule set is kept). See [`apply`] for `--confirm`.
 //!
 //! # At boot, with a profile that cannot be read
 //!

@@ -423,7 +423,8 @@ impl Sent {
 impl Writer {
     /// Messages numbered from `seq`.
     pub(crate) fn new(order: Order, seq: u32) -> Writer {
-        Writer { buf: Vec::with_capacity(4096), order, seq, open: None, starts: Vec::new() }
+        // A router's batch is some 16 KiB: room for it without regrowing.
+        Writer { buf: Vec::with_capacity(16 * 1024), order, seq, open: None, starts: Vec::new() }
     }
 
     /// A batch: BATCH_BEGIN written, numbered from `seq`.
@@ -482,12 +483,15 @@ impl Writer {
 
     /// One attribute.
     pub(crate) fn put(&mut self, kind: u16, value: &[u8]) {
-        let len = (NLA_HDRLEN + value.len()) as u16;
-        let o = self.order;
-        self.buf.extend_from_slice(&o.u16(len));
-        self.buf.extend_from_slice(&o.u16(kind));
+        self.header_of(kind, value.len());
         self.buf.extend_from_slice(value);
         self.buf.resize(align(self.buf.len()), 0);
+    }
+    /// An attribute's header, for a value of `len` bytes.
+    fn header_of(&mut self, kind: u16, len: usize) {
+        let o = self.order;
+        let (l, k) = (o.u16((NLA_HDRLEN + len) as u16), o.u16(kind));
+        self.buf.extend_from_slice(&[l[0], l[1], k[0], k[1]]);
     }
     /// Attribute records copied as they are, padded.
     fn raw(&mut self, records: &[u8]) {
@@ -496,16 +500,15 @@ impl Writer {
     }
     /// A string, NUL-terminated as NLA_STRING wants it.
     pub(crate) fn put_str(&mut self, kind: u16, s: &str) {
-        let len = (NLA_HDRLEN + s.len() + 1) as u16;
-        let o = self.order;
-        self.buf.extend_from_slice(&o.u16(len));
-        self.buf.extend_from_slice(&o.u16(kind));
+        self.header_of(kind, s.len() + 1);
         self.buf.extend_from_slice(s.as_bytes());
         self.buf.push(0);
         self.buf.resize(align(self.buf.len()), 0);
     }
     pub(crate) fn put_be32(&mut self, kind: u16, v: u32) {
-        self.put(kind, &v.to_be_bytes());
+        let o = self.order;
+        let (l, k, v) = (o.u16(8), o.u16(kind), v.to_be_bytes());
+        self.buf.extend_from_slice(&[l[0], l[1], k[0], k[1], v[0], v[1], v[2], v[3]]);
     }
     /// Start a nested attribute; [`Writer::end`] writes its length.
     pub(crate) fn nest(&mut self, kind: u16) -> usize {

@@ -11,6 +11,10 @@
 #   ipt-P      nasboot --backend iptables: iptables-restore and
 #              ip6tables-restore, each --test then for real
 #   fw4        nft -f /etc/bench/fw4-default.nft (OpenWrt's default rules)
+#   version    nasboot --version (its start alone)
+#   check-P    nasboot check (start, the profile read and validated)
+#   render-P   nasboot firewall render (the same, the board observed, the
+#              rule set planned and printed: all but the load)
 #   empty      the shell's `:` (the clock's and the counter's own cost)
 # for P in router and stateless. Per run: "bench: VARIANT RUN MICROSECONDS
 # PROCESSES" (guest clock, the kernel's fork count). After the last round,
@@ -34,6 +38,9 @@ run() {
         before-*) nasboot-before -q -c "/etc/bench/${1#before-}.toml" firewall apply ;;
         ipt-*) nasboot -q -c "/etc/bench/${1#ipt-}.toml" --backend iptables firewall apply ;;
         fw4) nft -f /etc/bench/fw4-default.nft ;;
+        version) nasboot --version ;;
+        check-*) nasboot -q -c "/etc/bench/${1#check-}.toml" check ;;
+        render-*) nasboot -q -c "/etc/bench/${1#render-}.toml" firewall render ;;
         empty) : ;;
     esac
 }
