@@ -6,6 +6,10 @@ use super::Spanned;
 
 use super::types::{Endpoint, Port, PortRange};
 
+/// The sysctl of the kernel's ephemeral port range, IPv4 and IPv6 alike,
+/// which `local_port_range` sets.
+pub(crate) const LOCAL_PORT_RANGE: &str = "net.ipv4.ip_local_port_range";
+
 /// Services per zone, and custom ports per zone.
 pub(crate) const MAX_SERVICES: usize = 16;
 pub(crate) const MAX_PORTS: usize = 32;

@@ -83,15 +83,6 @@ fn the_stateful_profile_keeps_pinned_ports_where_the_user_wants_them() {
 }
 
 #[test]
-fn the_stateless_profile_sets_the_kernel_range_it_filters_by() {
-    let l = parse_str("[board]\nname = \"t\"\n[firewall]\nlocal_port_range = \"40000-50000\"\n").unwrap();
-    let w = crate::sysctl::global::wanted(&l.profile);
-    assert!(w.contains(&(crate::sysctl::global::LOCAL_PORT_RANGE.to_string(), "40000 50000".to_string())), "{w:?}");
-    let off = parse_str("[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n").unwrap();
-    assert!(crate::sysctl::global::wanted(&off.profile).is_empty());
-}
-
-#[test]
 fn bad_profiles_name_file_line_column_and_key() {
     assert!(BAD.len() >= 20);
     for (name, text, line, column, key, msg) in BAD {

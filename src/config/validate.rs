@@ -370,7 +370,7 @@ fn pinned_ports(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
     if fw.profile != FwProfile::Stateless {
         return Ok(());
     }
-    if let Some((k, _)) = p.sysctl.set.iter().find(|(k, _)| k.as_str() == crate::sysctl::global::LOCAL_PORT_RANGE) {
+    if let Some((k, _)) = p.sysctl.set.iter().find(|(k, _)| k.as_str() == super::firewall::LOCAL_PORT_RANGE) {
         return Err(src.error(
             span_in(src, "sysctl.set", &format!("\"{}\"", k.as_str())),
             &format!("sysctl.set.\"{}\"", k.as_str()),

@@ -28,8 +28,7 @@ pub(crate) const SLOW_CPU_NAS: &[(&str, &str)] = &[
     ("net.ipv4.tcp_window_scaling", "1"),
 ];
 
-/// The kernel's ephemeral port range, IPv4 and IPv6 alike.
-pub(crate) const LOCAL_PORT_RANGE: &str = "net.ipv4.ip_local_port_range";
+pub(crate) use crate::config::firewall::LOCAL_PORT_RANGE;
 
 /// The wanted values, in order: the preset, the stateless firewall's local
 /// port range, then the profile's own (which win).
@@ -60,6 +59,14 @@ pub(crate) fn wanted(p: &Profile) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stateless_profile_sets_the_kernel_range_it_filters_by() {
+        let parse = |t: &str| crate::config::parse_bytes("t.toml", t.as_bytes()).unwrap().profile;
+        let w = wanted(&parse("[board]\nname = \"t\"\n[firewall]\nlocal_port_range = \"40000-50000\"\n"));
+        assert!(w.contains(&(LOCAL_PORT_RANGE.to_string(), "40000 50000".to_string())), "{w:?}");
+        assert!(wanted(&parse("[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n")).is_empty());
+    }
 
     #[test]
     fn preset_never_disables_autotuning() {

@@ -92,19 +92,8 @@ impl Dog for Device {
 /// Pet, and report a failure: the first of a run, then every 60th (the
 /// next pet tries again). Allocation-free.
 pub(crate) fn feed<W: Dog>(dog: &mut W, failures: &mut u32) -> bool {
-    match dog.feed() {
-        Ok(()) => {
-            *failures = 0;
-            true
-        }
-        Err(e) => {
-            if *failures % 60 == 0 {
-                log::error!("{}: pet failed ({} in a row): {e}", dog.path().display(), *failures + 1);
-            }
-            *failures = failures.saturating_add(1);
-            false
-        }
-    }
+    let result = dog.feed();
+    super::device::counted(dog.path(), result, failures)
 }
 
 /// The orderly stop, reported.

@@ -1,7 +1,7 @@
 //! [`Device`]: an open Linux watchdog device behind the
 //! [`WatchdogDevice`] seam (real, dry-run or fake): what the driver told
 //! us, the timeout really in use, the petting fallbacks. Every operation
-//! returns its error; the daemon's [`Dog`](super::daemon::Dog) trait is
+//! returns its error; the daemon's `Dog` trait is
 //! implemented on it in `daemon.rs`.
 //!
 //! Follows drivers/watchdog/watchdog_dev.c: one opener at a time (EBUSY),
@@ -450,9 +450,8 @@ impl Device {
     /// The apply-time pet: failures are logged (the first, then every
     /// 60th in a row), the next pet tries again.
     pub fn pet(&mut self) {
-        let mut failures = self.failures;
-        super::daemon::feed(self, &mut failures);
-        self.failures = failures;
+        let result = self.feed();
+        counted(&self.path, result, &mut self.failures);
     }
 
     /// Orderly close for `apply`: magic close, then close.
@@ -461,6 +460,24 @@ impl Device {
             log::warn!("{}: {why}", self.path.display());
         }
         Ok(())
+    }
+}
+
+/// A pet's result, reported: the first failure of a run, then every 60th
+/// (the next pet tries again); `failures` counts the run. Allocation-free.
+pub(crate) fn counted(path: &Path, result: io::Result<()>, failures: &mut u32) -> bool {
+    match result {
+        Ok(()) => {
+            *failures = 0;
+            true
+        }
+        Err(e) => {
+            if *failures % 60 == 0 {
+                log::error!("{}: pet failed ({} in a row): {e}", path.display(), *failures + 1);
+            }
+            *failures = failures.saturating_add(1);
+            false
+        }
     }
 }
 

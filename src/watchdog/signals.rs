@@ -33,7 +33,14 @@ impl Signals {
 
     /// Wait up to `timeout_ms` for one of the signals. Allocation-free.
     pub(crate) fn wait(&self, timeout_ms: u64) -> Option<Sig> {
-        let ts = libc::timespec { tv_sec: (timeout_ms / 1000) as libc::time_t, tv_nsec: ((timeout_ms % 1000) * 1_000_000) as libc::c_long };
+        // A relative timeout of at most an interval (seconds), never a wall
+        // clock time: the libc crate's 32-bit musl `time_t` (and the time32
+        // sigtimedwait it links on 32-bit musl targets) holds it whatever
+        // the year, so the deprecation (musl 1.2's 64-bit time_t) is safe
+        // to allow here, and only here.
+        #[allow(deprecated)]
+        let secs = (timeout_ms / 1000) as libc::time_t;
+        let ts = libc::timespec { tv_sec: secs, tv_nsec: ((timeout_ms % 1000) * 1_000_000) as libc::c_long };
         // SAFETY: valid sigset and timespec; the siginfo pointer may be null.
         let signo = unsafe { libc::sigtimedwait(self.set.as_ref(), std::ptr::null_mut(), &ts) };
         match signo {
