@@ -346,6 +346,9 @@ pub use seam::real::{
     files::RealFiles, netif::RealNetif, nfnl::RealNftables, runner::RealRunner, sysctl::RealSysctl, watchdog::RealWatchdogPort, Root,
 };
 pub use seam::Seams;
+/// embedded-hal 0.2's watchdog traits for the Linux watchdog device.
+#[cfg(feature = "embedded-hal")]
+pub use watchdog::hal;
 
 /// What tests/alloc_tick.rs drives: the watchdog daemon over a counting
 /// device. It needs a global allocator of its own, so it is an

@@ -2,10 +2,10 @@
 //! re-arm on reload, the orderly stop) and over a [`Host`] that gives
 //! time, signals, checks and repairs. A recording fake drives the tests.
 //!
-//! embedded-hal 0.2's watchdog traits were this seam once; they are
-//! infallible (`feed()` returns nothing), so the device had to log and
-//! count its own failures, and nothing else implements them here: the
-//! daemon now gets each error and reports it.
+//! Not embedded-hal 0.2's watchdog traits: they are infallible (`feed()`
+//! returns nothing), and the daemon needs each error to report it. The
+//! device implements them too, for code written against them (feature
+//! `embedded-hal`, `hal.rs`).
 //!
 //! One wake-up per interval: the host's `wait` returns at the next pet
 //! (sigtimedwait with the time left as timeout) or at a signal. The steady
@@ -93,7 +93,7 @@ impl Dog for Device {
 /// next pet tries again). Allocation-free.
 pub(crate) fn feed<W: Dog>(dog: &mut W, failures: &mut u32) -> bool {
     let result = dog.feed();
-    super::device::counted(dog.path(), result, failures)
+    super::device::counted(dog.path(), "pet", result, failures)
 }
 
 /// The orderly stop, reported.

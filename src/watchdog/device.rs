@@ -451,7 +451,18 @@ impl Device {
     /// 60th in a row), the next pet tries again.
     pub fn pet(&mut self) {
         let result = self.feed();
-        counted(&self.path, result, &mut self.failures);
+        self.count("pet", result);
+    }
+
+    /// Consecutive failed operations reported through [`Device::pet`] (and
+    /// embedded-hal's traits); a success resets it.
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+
+    /// Report `what`'s result as [`counted`] does, with this device's count.
+    pub(crate) fn count(&mut self, what: &str, result: io::Result<()>) -> bool {
+        counted(&self.path, what, result, &mut self.failures)
     }
 
     /// Orderly close for `apply`: magic close, then close.
@@ -462,10 +473,10 @@ impl Device {
         Ok(())
     }
 }
-
-/// A pet's result, reported: the first failure of a run, then every 60th
-/// (the next pet tries again); `failures` counts the run. Allocation-free.
-pub(crate) fn counted(path: &Path, result: io::Result<()>, failures: &mut u32) -> bool {
+/// An operation's result (`what`: "pet"...), reported: the first failure
+/// of a run, then every 60th (the next one tries again); `failures` counts
+/// the run. Allocation-free.
+pub(crate) fn counted(path: &Path, what: &str, result: io::Result<()>, failures: &mut u32) -> bool {
     match result {
         Ok(()) => {
             *failures = 0;
@@ -473,7 +484,7 @@ pub(crate) fn counted(path: &Path, result: io::Result<()>, failures: &mut u32) -
         }
         Err(e) => {
             if *failures % 60 == 0 {
-                log::error!("{}: pet failed ({} in a row): {e}", path.display(), *failures + 1);
+                log::error!("{}: {what} failed ({} in a row): {e}", path.display(), *failures + 1);
             }
             *failures = failures.saturating_add(1);
             false

@@ -6,6 +6,8 @@
 //! - [`device`]: [`Device`](device::Device), the open device: timeout
 //!   clamping, petting fallbacks, the orderly stop;
 //! - [`daemon`]: the petting loop, generic over its fallible `Dog` trait;
+//! - `hal` (feature `embedded-hal`): embedded-hal 0.2's watchdog traits
+//!   for the device, errors logged and counted;
 //! - [`health`]: checks and the repair policy;
 //! - [`history`]: reset history across boots and boot-loop backoff;
 //! - [`signals`]: sigprocmask + sigtimedwait, mlockall, SCHED_RR.
@@ -18,6 +20,8 @@
 
 pub(crate) mod daemon;
 pub(crate) mod device;
+#[cfg(feature = "embedded-hal")]
+pub mod hal;
 pub(crate) mod health;
 pub(crate) mod history;
 pub(crate) mod memory;
