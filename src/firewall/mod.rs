@@ -46,8 +46,10 @@
 //!     fragment at offset 8 bytes (which could rewrite the first one's
 //!     flags, RFC 1858) is dropped. The price: an
 //!     interface the profile does not name is not filtered (the input
-//!     chain's policy drop caught it), and the named ones must exist when
-//!     the rule set loads (else nft refuses it and the fallback loads).
+//!     chain's policy drop caught it), and on Linux 6.1 (Debian 12's,
+//!     the boards') the named ones must exist when the rule set loads
+//!     (else the kernel refuses it and the fallback loads); newer kernels
+//!     (6.18) keep the hook of a missing device until it appears.
 //!   - `hook = "auto"` (the default): the ingress hooks where, on the
 //!     links present at this apply, they filter everything the input
 //!     chain would ([`auto_ingress`]); the input chain otherwise. An

@@ -10,7 +10,8 @@
 # For each binary (the host one, and the big-endian ones under qemu-user
 # when target/dist has them; those get the whole attack on the default rule
 # set, and for the others must load the host binary's rule set byte for
-# byte) and each rule set nasboot can load:
+# byte: with nft, what the host binary loaded through netlink) and each
+# rule set nasboot can load:
 #   stateless/input    nftables, hook = "input"
 #   stateless/ingress  nftables, the default hook = "auto", which takes the
 #                      interfaces' ingress hooks on this box
@@ -18,7 +19,13 @@
 #                      x_tables one (IPv6 fragments reach INPUT one by one)
 #   stateful/nft, stateful/iptables
 #   fallback/nft, fallback/iptables  the LAN-only rule set nasboot loads when
-#                      the configured one is refused (tests/firewall/inject)
+#                      the configured one is refused (tests/firewall/inject,
+#                      whose nft the host binary is told to use with
+#                      `--loader nft`)
+# The host binary runs with no nft on its PATH (t_path_without_nft) and
+# loads the nftables rule sets itself, through netlink, as its output says;
+# a binary under qemu-user, whose nf_tables netlink socket the kernel
+# refuses, loads them with nft, as its output says too.
 # the WAN host (tests/firewall/wan-attack.py, scapy) sends, over IPv4 and
 # IPv6: UDP to every listener from source ports 53, 123, 67, 547 and 1024;
 # SYN from the same ports; ACK, FIN, Xmas and null probes; tiny, split and
@@ -210,29 +217,41 @@ attack() {
 positive() { [ "$1" -gt 0 ]; }
 fails() { ! "$@" >/dev/null 2>&1; }
 
-# loaded PATH: the rule set as the kernel holds it, counters left out.
+# loaded PATH: the rule set as the kernel holds it, counters left out
+# (iptables-save as found on PATH).
 loaded() {
 	box nft -s list ruleset
-	box env PATH="$1:$PATH" iptables-save | sed -e '/^#/d' -e 's/ \[[0-9]*:[0-9]*\]$//'
-	box env PATH="$1:$PATH" ip6tables-save | sed -e '/^#/d' -e 's/ \[[0-9]*:[0-9]*\]$//'
+	box env PATH="$1" iptables-save | sed -e '/^#/d' -e 's/ \[[0-9]*:[0-9]*\]$//'
+	box env PATH="$1" ip6tables-save | sed -e '/^#/d' -e 's/ \[[0-9]*:[0-9]*\]$//'
 }
 
 run_target() {
-	local target=$1 scan=1 root=$WORK/root-$1 out rc be
-	local -a NB
+	local target=$1 scan=1 root=$WORK/root-$1 out rc be base via
+	local -a NB TOOL
 	read -ra NB <<<"$(nasboot_for "$target")"
 	NB[0]=$(command -v "${NB[0]}")
 	[ "$target" = host ] || scan=0
+	# nasboot's PATH: none with nft for the host binary (it loads nftables
+	# itself), the suite's under qemu-user (nft loads).
+	base=$PATH
+	[ "$target" = host ] && base=$(t_path_without_nft "$WORK/nonft")
+	via=$(t_native_or_tool "$target")
 	fw_legacy_path "$WORK/legacy"
 	# name | profile keys | backend | PATH prefix | exposed | control
 	while IFS='|' read -r name keys be pre exposed control; do
-		local nb="$target/$name" path=$PATH
-		[ -n "$pre" ] && path=$pre:$PATH
+		local nb="$target/$name" path=$base
+		TOOL=()
+		[ -n "$pre" ] && path=$pre:$base
+		if [ "$name" = fallback/nft ] && [ "$target" = host ]; then
+			# The injected refusal is an nft: the host binary loads with it.
+			path=$pre:$PATH
+			TOOL=(--loader nft)
+		fi
 		rm -rf "$root"
 		# shellcheck disable=SC2086 # keys: words
 		fw_root "$root" "$(with_firewall $keys)"
 		fw_board_up "$P"
-		out=$(box env PATH="$path" "${NB[@]}" --root "$root" firewall apply --backend "$be" 2>&1) && rc=0 || rc=$?
+		out=$(box env PATH="$path" "${NB[@]}" --root "$root" firewall apply --backend "$be" "${TOOL[@]}" 2>&1) && rc=0 || rc=$?
 		case $name in
 		fallback/*)
 			t_eq "$nb: the refused rule set exits 1" 1 "$rc"
@@ -240,6 +259,9 @@ run_target() {
 			;;
 		*) t_eq "$nb: apply exits 0 ($out)" 0 "$rc" ;;
 		esac
+		if [ "$be" = nftables ] && [ "$name" != fallback/nft ]; then
+			t_has "$nb: the rule set is loaded $via" "$via" "$out"
+		fi
 		case $name in
 		stateless/input) t_has "$nb: the input chain" 'hook input' "$(box nft list ruleset)" ;;
 		stateless/ingress) t_has "$nb: the ingress hooks" 'hook ingress device "eth0"' "$(box nft list ruleset)" ;;
@@ -260,12 +282,12 @@ run_target() {
 		fi
 		if [ "$name" = stateless/ingress ]; then
 			listeners_up
-			out=$(box "${NB[@]}" --root "$root" check 2>&1) && rc=0 || rc=$?
+			out=$(box env PATH="$path" "${NB[@]}" --root "$root" check 2>&1) && rc=0 || rc=$?
 			t_eq "$nb: check exits 0" 0 "$rc"
 			t_has "$nb: check names the UDP listener inside the range" "note: udp [::]:40000 listens inside firewall.local_port_range 32768-60999: a WAN host can reach it with UDP from source port 53 or 123" "$out"
 			t_has "$nb: check names the TCP listener inside the range" "note: tcp [::]:40001 listens inside firewall.local_port_range 32768-60999" "$out"
 			t_check "$nb: check names no listener below the range" fails grep -qE 'note: (udp|tcp) \[::\]:(111|2049|3276[457]) ' <<<"$out"
-			out=$(box "${NB[@]}" --root "$root" plan 2>&1) || true
+			out=$(box env PATH="$path" "${NB[@]}" --root "$root" plan 2>&1) || true
 			t_has "$nb: plan names it too" "note: udp [::]:40000 listens inside" "$out"
 			listeners_down
 		fi

@@ -4,6 +4,10 @@
 # qemu-user when target/dist has it) and each backend (nftables,
 # iptables-restore as installed, and the legacy x_tables iptables):
 #
+#   - the host binary runs with no nft on its PATH (t_path_without_nft) and
+#     loads the nftables rule sets itself, through netlink, as its output
+#     says; a binary under qemu-user, whose nf_tables netlink socket the
+#     kernel refuses, loads them with nft, as its output says too;
 #   - from the LAN, listeners on the box's ssh/nfs/smb ports are reachable,
 #     a port outside the LAN services is not, ping and ping6 work;
 #   - from the WAN, new inbound TCP fails and ping to the box fails;
@@ -13,14 +17,22 @@
 #   - stateless: no conntrack entry after all that traffic (conntrack -L and
 #     nf_conntrack_count); stateful: WAN flows tracked, LAN flows not;
 #   - `apply --confirm 2` without a confirm brings the previous rules back,
-#     and with one keeps the new ones;
+#     and with one keeps the new ones (the host binary saves and replays
+#     them through netlink);
+#   - nftables with the nft tool (`--loader nft` for the host binary): no
+#     nft on PATH is a clear error that keeps the rules loaded; an nft that
+#     rejects the rule set (tests/firewall/inject) gets the fallback loaded;
 #   - a reload does not cut an established LAN TCP session, while the
 #     Bubba 2 rules (the anchor) cut it once the conntrack table is new;
 #   - the backend cases name `hook = "input"`; the default `hook = "auto"`
 #     takes the ingress hooks on this box (every link named) and passes
 #     the same stateless traffic checks with no input hook, an unnamed
 #     interface brings the input chain back, and `hook = "ingress"` keeps
-#     the ingress hooks regardless;
+#     the ingress hooks regardless; an nft that knows no inet ingress hook
+#     (tests/firewall/old-nft, with the tool as above) gets the input chain;
+#   - `firewall lock-down`: the host binary, with no nft, locks down with
+#     nftables; a binary under qemu-user (no netlink) with only the legacy
+#     iptables on PATH locks down with iptables;
 #   - `profile = "off"` on legacy iptables, read from the running kernel:
 #     a fresh board runs no `*tables-save` (asking would create the empty
 #     filter table it asks about), loaded chains of nasboot's are removed,
@@ -49,6 +61,8 @@ trap cleanup EXIT
 fw_packages
 t_need strace
 dpkg -s qemu-user >/dev/null 2>&1 || apt-get install -y --no-install-recommends qemu-user >/dev/null
+# After the installs, so that the PATH without nft has what they add.
+NONFT=$(t_path_without_nft "$WORK/nonft")
 
 mapfile -t TARGETS < <(t_present_targets netns "$@")
 
@@ -82,6 +96,21 @@ quiet() { "$@" >/dev/null 2>&1; }
 fails() { ! "$@" >/dev/null 2>&1; }
 differs() { [ "$1" != "$2" ]; }
 positive() { [ "$1" -gt 0 ]; }
+
+# nb_path TARGET: nasboot's PATH: none with nft for the host binary (it
+# loads nftables itself); the suite's for one under qemu-user (nft loads).
+nb_path() {
+	if [ "$1" = host ]; then echo "$NONFT"; else echo "$PATH"; fi
+}
+
+# tool_args TARGET: sets TOOL to the arguments that make that binary load
+# nftables with the nft tool, for the cases that put an nft of their own on
+# PATH: `--loader nft` for the host one, none under qemu-user (the tool is
+# all it has).
+tool_args() {
+	TOOL=()
+	if [ "$1" = host ]; then TOOL=(--loader nft); fi
+}
 
 # An iptables-save dump without comments, counters and empty tables (a
 # rollback may leave an empty raw table loaded: same rules, no rule).
@@ -174,15 +203,17 @@ stateless_traffic() {
 }
 
 run_case() {
-	local target=$1 backend=$2 what=$3 nb root out rc before after
-	local -a NB
+	local target=$1 backend=$2 what=$3 nb root out rc before after via
+	local -a NB TOOL
 	read -ra NB <<<"$(nasboot_for "$target")"
 	# An absolute qemu path: some cases run with a PATH that lacks it.
 	NB[0]=$(command -v "${NB[0]}")
-	PATHX=$PATH
+	tool_args "$target"
+	via=$(t_native_or_tool "$target")
+	PATHX=$(nb_path "$target")
 	if [ "$backend" = legacy ]; then
 		fw_legacy_path "$WORK/legacy"
-		PATHX=$WORK/legacy:$PATH
+		PATHX=$WORK/legacy:$PATHX
 	fi
 	nb="$target/$what"
 	local be=$backend
@@ -197,6 +228,7 @@ run_case() {
 	out=$(fwapply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: stateless apply exits 0 ($out)" 0 "$rc"
 	if [ "$be" = nftables ]; then
+		t_has "$nb: the rule set is loaded $via" "$via" "$out"
 		t_has "$nb: hook = \"input\": one input chain" 'hook input' "$(box nft list ruleset)"
 	fi
 
@@ -211,7 +243,7 @@ run_case() {
 	after=$(snapshot "$be")
 	t_check "$nb: the previous rule set is back after the rollback" test "$before" = "$after"
 	# Confirmed in time: the stateful rules stay.
-	(sleep 1 && box "${NB[@]}" --root "$root" firewall confirm >/dev/null) &
+	(sleep 1 && box env PATH="$PATHX" "${NB[@]}" --root "$root" firewall confirm >/dev/null) &
 	out=$(fwapply --confirm 5 2>&1) && rc=0 || rc=$?
 	wait
 	t_eq "$nb: confirmed apply exits 0 ($(echo "$out" | tail -1))" 0 "$rc"
@@ -230,16 +262,17 @@ run_case() {
 	fw_stop_listeners
 
 	if [ "$backend" = nftables ]; then
-		# No nft on PATH: a clear error, and the loaded rules stay as they are.
+		# The nft tool and no nft on PATH: a clear error, and the loaded
+		# rules stay as they are.
 		before=$(snapshot nftables)
 		mkdir -p "$WORK/empty"
-		out=$(box env PATH="$WORK/empty" "${NB[@]}" --root "$root" firewall apply --backend nftables 2>&1) && rc=0 || rc=$?
+		out=$(box env PATH="$WORK/empty" "${NB[@]}" --root "$root" firewall apply --backend nftables "${TOOL[@]}" 2>&1) && rc=0 || rc=$?
 		t_eq "$nb: missing nft exits 1" 1 "$rc"
 		t_has "$nb: missing nft is named" "\`nft\` is not on PATH: nothing was loaded; the previous rule set is kept" "$out"
 		t_check "$nb: missing nft keeps the previous rule set" test "$before" = "$(snapshot nftables)"
 		# Fault injection: an nft that rejects any rule set with a WAN chain
 		# (as a kernel lacking an expression would). The real fallback loads.
-		out=$(box env PATH="$TOP/tests/firewall/inject:$PATH" "${NB[@]}" --root "$root" firewall apply --backend nftables 2>&1) && rc=0 || rc=$?
+		out=$(box env PATH="$TOP/tests/firewall/inject:$PATH" "${NB[@]}" --root "$root" firewall apply --backend nftables "${TOOL[@]}" 2>&1) && rc=0 || rc=$?
 		t_eq "$nb: rejected rule set exits 1" 1 "$rc"
 		t_has "$nb: nft's complaint is reported" "nft rejected the rule set: /dev/stdin:" "$out"
 		t_has "$nb: the fallback is loaded" "loaded the fallback rule set instead (nftables: loopback and LAN only)" "$out"
@@ -271,16 +304,21 @@ run_case() {
 # gets the input chain instead. An interface the profile does not name
 # (usb0, a veth here) brings the input chain back; `hook = "ingress"` keeps the
 # ingress hooks regardless. An nft that refuses the ingress hooks (before
-# 0.9.7; tests/firewall/old-nft) gets the input chain instead.
+# 0.9.7; tests/firewall/old-nft) gets the input chain instead (the host
+# binary told to load with the tool).
 run_hooks() {
-	local nb=$1/auto root=$WORK/root-$1-auto out rc ruleset extra
-	local -a NB
+	local nb=$1/auto root=$WORK/root-$1-auto out rc ruleset extra path
+	local -a NB TOOL
 	read -ra NB <<<"$(nasboot_for "$1")"
+	NB[0]=$(command -v "${NB[0]}")
+	tool_args "$1"
+	path=$(nb_path "$1")
 	rm -rf "$root"
 	fw_root "$root" "$STATELESS"
 	fw_board_up "$P"
-	out=$(box "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
+	out=$(box env PATH="$path" "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: apply exits 0 ($out)" 0 "$rc"
+	t_has "$nb: the rule set is loaded $(t_native_or_tool "$1")" "$(t_native_or_tool "$1")" "$out"
 	ruleset=$(box nft list ruleset)
 	extra=$(netns_box_extra "$P")
 	if [ -z "$extra" ]; then
@@ -292,21 +330,21 @@ run_hooks() {
 		t_check "$nb: ... and no ingress hook" fails grep -q 'hook ingress' <<<"$ruleset"
 	fi
 	stateless_traffic "$nb"
-	out=$(box env PATH="$TOP/tests/firewall/old-nft:$PATH" "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
+	out=$(box env PATH="$TOP/tests/firewall/old-nft:$PATH" "${NB[@]}" --root "$root" firewall apply "${TOOL[@]}" 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: an nft without inet ingress: apply exits 0 ($out)" 0 "$rc"
 	if [ -z "$extra" ]; then
 		t_has "$nb: an nft without inet ingress: it says so" 'loaded the input chain instead (hook = "auto")' "$out"
 	fi
 	t_has "$nb: an nft without inet ingress: the input chain" 'hook input' "$(box nft list ruleset)"
 	box ip link add usb0 type veth peer name usb1
-	out=$(box "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
+	out=$(box env PATH="$path" "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: with usb0 too, apply exits 0 ($out)" 0 "$rc"
 	ruleset=$(box nft list ruleset)
 	t_has "$nb: usb0 is in no zone: the input chain" 'hook input' "$ruleset"
 	t_check "$nb: usb0 is in no zone: no ingress hook" fails grep -q 'hook ingress' <<<"$ruleset"
 	fw_root "$root" "$STATELESS"'hook = "ingress"
 '
-	out=$(box "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
+	out=$(box env PATH="$path" "${NB[@]}" --root "$root" firewall apply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: hook = \"ingress\" with usb0, apply exits 0 ($out)" 0 "$rc"
 	ruleset=$(box nft list ruleset)
 	t_has "$nb: hook = \"ingress\": the WAN chain on eth0's ingress hook" 'hook ingress device "eth0"' "$ruleset"
@@ -327,16 +365,31 @@ for target in "${TARGETS[@]}"; do
 done
 
 # lock-down (a profile that cannot be read): nothing reaches the box, the
-# box's own connections still work.
+# box's own connections still work. nftables: the host binary with no nft
+# (it loads through netlink). iptables: a binary with neither netlink nor
+# nft, one under qemu-user (the first of this run's) with only the legacy
+# iptables on PATH; where the run has none, it is left out.
 read -ra NB <<<"$(nasboot_for host)"
 fw_legacy_path "$WORK/legacy"
+LOCK=()
+for target in "${TARGETS[@]}"; do
+	if [ "$target" != host ] && [ -x "$T_DIST/nasboot-$target" ]; then
+		read -ra LOCK <<<"$(nasboot_for "$target")"
+		LOCK[0]=$(command -v "${LOCK[0]}")
+		break
+	fi
+done
 for backend in nftables iptables; do
+	if [ "$backend" = iptables ] && [ "${#LOCK[@]}" -eq 0 ]; then
+		echo "     lock-down/iptables: no binary under qemu-user in this run, not tested"
+		continue
+	fi
 	fw_board_up "$P"
 	if [ "$backend" = iptables ]; then
-		out=$(box env PATH="$WORK/legacy" "${NB[@]}" firewall lock-down 2>&1) && rc=0 || rc=$?
+		out=$(box env PATH="$WORK/legacy" "${LOCK[@]}" firewall lock-down 2>&1) && rc=0 || rc=$?
 		expect="firewall: locked down (iptables)"
 	else
-		out=$(box "${NB[@]}" firewall lock-down 2>&1) && rc=0 || rc=$?
+		out=$(box env PATH="$NONFT" "${NB[@]}" firewall lock-down 2>&1) && rc=0 || rc=$?
 		expect="firewall: locked down (nftables)"
 	fi
 	t_eq "lock-down/$backend: exits 0" 0 "$rc"
@@ -360,7 +413,7 @@ printf '%s' "$IFACES"'[firewall]
 profile = "off"
 ' >"$WORK/off/off.toml"
 offrun() {
-	box env PATH="$WORK/legacy:$PATH" strace -f -qq -e trace=execve -e signal=none -o "$WORK/off/trace" \
+	box env PATH="$WORK/legacy:$NONFT" strace -f -qq -e trace=execve -e signal=none -o "$WORK/off/trace" \
 		"${NB[@]}" -c "$WORK/off/$1.toml" firewall apply --backend iptables
 }
 ran() { grep -oE '"[^"]*/(ip6?tables-(save|restore))"' "$WORK/off/trace" | sed 's|.*/||; s|"||' | sort -u | paste -sd' ' - || true; }

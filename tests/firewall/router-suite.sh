@@ -36,7 +36,12 @@ chmod 755 /etc/bench/ctl
 rm -f /usr/sbin/nft /usr/bin/nft /sbin/nft
 command -v nft >/dev/null || echo "guest: no nft binary"
 echo "guest: routed"
-nc -l -p 7000 >/dev/null
+# Until the host sends a line to port 7000 (the built boards' BusyBox
+# nc -l does not end when the peer closes: read the line through a FIFO).
+mkfifo /tmp/go
+nc -l -p 7000 >/tmp/go &
+read -r _ </tmp/go
+kill $! 2>/dev/null
 # Without the fib expression's module: refused, named, the fallback.
 fib=$(find /lib/modules -name 'nft_fib_inet.ko*' 2>/dev/null | head -n 1)
 if [ -n "$fib" ]; then

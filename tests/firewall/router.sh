@@ -6,6 +6,10 @@
 # qemu-user that tests/lib.sh's `netns` list names and target/dist has)
 # and each backend (nftables, iptables-restore):
 #
+#   - the host binary runs with no nft on its PATH (t_path_without_nft) and
+#     loads the nftables rule set itself, through netlink, as `apply -v`
+#     and `status` say; a binary under qemu-user, whose nf_tables netlink
+#     socket the kernel refuses, loads it with nft, and they say that;
 #   - `apply` creates br-lan over eth1 and eth2 (its ports, both up) and a
 #     re-plan has no link step left (under qemu-user, which cannot pass a
 #     big-endian guest's nested rtnetlink attributes, the host binary
@@ -57,6 +61,8 @@ trap cleanup EXIT
 
 fw_packages
 t_need nmap qemu-user
+# After the installs, so that the PATH without nft has what they add.
+NONFT=$(t_path_without_nft "$WORK/nonft")
 
 mapfile -t TARGETS < <(t_present_targets netns "$@")
 
@@ -118,6 +124,8 @@ to = "192.168.1.20:22"
 '
 
 box() { ip netns exec "${P}box" "$@"; }
+# boxnb ARGS...: the nasboot under test (NB) in the box, with its PATH (NBPATH).
+boxnb() { box env PATH="$NBPATH" "${NB[@]}" "$@"; }
 wan() { ip netns exec "${P}wan" "$@"; }
 
 # connects NS HOST PORT [TCP4|TCP6]: a TCP connection opens.
@@ -172,8 +180,11 @@ traffic() {
 	t_check "$nb: the LAN host's SYN is clamped to the WAN's MTU 1400 (ss mss ${mss:-none})" test "${mss:-9999}" -le 1348
 	kill "$held" 2>/dev/null || true
 	wait "$held" 2>/dev/null || true
-	out=$(box "${NB[@]}" --root "$ROOT" status 2>&1)
+	out=$(boxnb --root "$ROOT" status 2>&1)
 	t_has "$nb: status counts the router's connections" "tracked connection(s), 0 offloaded" "$out"
+	if [ "$BACKEND" = nftables ]; then
+		t_has "$nb: status: nftables loaded $VIA" "nftables $VIA" "$out"
+	fi
 	t_has "$nb: status: the rules loaded, nothing pending" "nasboot's rules loaded
 in sync with the profile" "$out"
 	fw_stop_listeners
@@ -183,6 +194,13 @@ in sync with the profile" "$out"
 run_case() {
 	local target=$1 backend=$2 nb="$1/$2" out rc
 	read -ra NB <<<"$(nasboot_for "$target")"
+	NB[0]=$(command -v "${NB[0]}")
+	# nasboot's PATH: none with nft for the host binary (it loads nftables
+	# itself), the suite's under qemu-user (nft loads).
+	NBPATH=$PATH
+	[ "$target" = host ] && NBPATH=$NONFT
+	VIA=$(t_native_or_tool "$target")
+	BACKEND=$backend
 	ROOT=$WORK/root-$target-$backend
 	rm -rf "$ROOT"
 	fw_root "$ROOT" "${PROFILE/forward = true/forward = true
@@ -197,18 +215,20 @@ backend = \"$backend\"}"
 		# rest. Big-endian kernels create them: the board suites.
 		local -a HOSTNB
 		read -ra HOSTNB <<<"$(nasboot_for host)"
-		box "${HOSTNB[@]}" --root "$ROOT" apply >/dev/null 2>&1 || true
+		box env PATH="$NONFT" "${HOSTNB[@]}" --root "$ROOT" apply >/dev/null 2>&1 || true
 		box nft delete table inet nasboot 2>/dev/null || true
 		box sysctl -qw net.ipv4.ip_forward=0
 	fi
-	out=$(box "${NB[@]}" --root "$ROOT" apply 2>&1) && rc=0 || rc=$?
+	# -v: apply logs each step as it takes it, the firewall's loader named.
+	out=$(boxnb --root "$ROOT" -v apply 2>&1) && rc=0 || rc=$?
 	t_eq "$nb: apply exits 0 ($out)" 0 "$rc"
 	if [ "$target" != host ]; then
-		t_check "$nb: the bridge made by the host binary needs no netdev step" fails grep -q 'netdev' <<<"$(box "${NB[@]}" --root "$ROOT" plan 2>&1)"
+		t_check "$nb: the bridge made by the host binary needs no netdev step" fails grep -q 'netdev' <<<"$(boxnb --root "$ROOT" plan 2>&1)"
 	fi
 	t_has "$nb: br-lan is a bridge nasboot made" "alias nasboot" "$(box ip -d link show br-lan 2>&1)"
 	t_eq "$nb: eth1 and eth2 are its ports, up" "eth1 eth2 " "$(box ip -o link show master br-lan up | awk -F'[:@]' '{ printf "%s ", substr($2, 2) }')"
 	if [ "$backend" = nftables ]; then
+		t_has "$nb: the rule set is loaded $VIA" "$VIA" "$out"
 		t_has "$nb: no nf_flow_table here: loaded without the flowtable, and said so" "loaded the rule set without the flowtable" "$out"
 	else
 		t_has "$nb: iptables: no flowtable, and the plan says so" "iptables has no flowtable" "$out"
@@ -220,7 +240,7 @@ backend = \"$backend\"}"
 		sleep 0.2
 	done
 	t_eq "$nb: forwarding on once the rules are in" 1 "$(box sysctl -n net.ipv4.ip_forward)"
-	out=$(box "${NB[@]}" --root "$ROOT" plan 2>&1)
+	out=$(boxnb --root "$ROOT" plan 2>&1)
 	t_check "$nb: a re-plan has no link step left" fails grep -Eq '^ *[0-9]+\. (netdev|links) ' <<<"$out"
 	traffic "$nb"
 }
@@ -231,19 +251,21 @@ for target in "${TARGETS[@]}"; do
 	done
 done
 
-# Removal: the bridge leaves the profile; one made by hand stays.
+# Removal: the bridge leaves the profile; one made by hand stays. The host
+# binary, with no nft.
 read -ra NB <<<"$(nasboot_for host)"
+NBPATH=$NONFT
 ROOT=$WORK/root-remove
 up
 fw_root "$ROOT" "$PROFILE"
-box "${NB[@]}" --root "$ROOT" apply >/dev/null 2>&1 || true
+boxnb --root "$ROOT" apply >/dev/null 2>&1 || true
 box ip link add br-hand type bridge
 fw_root "$ROOT" '[board]
 name = "netns-router"
 [firewall]
 profile = "off"
 '
-out=$(box "${NB[@]}" --root "$ROOT" apply 2>&1) && rc=0 || rc=$?
+out=$(boxnb --root "$ROOT" apply 2>&1) && rc=0 || rc=$?
 t_eq "remove: apply exits 0 ($out)" 0 "$rc"
 t_check "remove: the bridge nasboot made is gone" fails box ip link show br-lan
 t_check "remove: its ports are released" fails grep -q master <<<"$(box ip -o link show eth1)"
@@ -257,7 +279,7 @@ kind = \"vlan\"
 link = \"eth0\"
 id = 2
 role = \"wan\"}"
-out=$(box "${NB[@]}" --root "$ROOT" apply 2>&1) && rc=0 || rc=$?
+out=$(boxnb --root "$ROOT" apply 2>&1) && rc=0 || rc=$?
 t_eq "no 8021q: apply exits 3 (partial)" 3 "$rc"
 t_has "no 8021q: the VLAN and the kernel's reason are named" "eth0.2: cannot create the vlan 2 on eth0" "$out"
 t_has "no 8021q: the firewall is still loaded" "chain forward" "$(box nft list table inet nasboot 2>&1)"
