@@ -506,9 +506,7 @@ impl Writer {
         self.buf.resize(align(self.buf.len()), 0);
     }
     pub(crate) fn put_be32(&mut self, kind: u16, v: u32) {
-        let o = self.order;
-        let (l, k, v) = (o.u16(8), o.u16(kind), v.to_be_bytes());
-        self.buf.extend_from_slice(&[l[0], l[1], k[0], k[1], v[0], v[1], v[2], v[3]]);
+        self.put(kind, &v.to_be_bytes());
     }
     /// Start a nested attribute; [`Writer::end`] writes its length.
     pub(crate) fn nest(&mut self, kind: u16) -> usize {

@@ -53,7 +53,7 @@ impl RealNftables {
             let _ = s.set_ext_ack(true);
             let _ = s.set_cap_ack(true);
             self.sock = Some(s);
-            self.buf = Vec::with_capacity(RECV_BUF);
+            self.buf = vec![0; RECV_BUF];
             // The socket is this process's own (its port id), so no reply
             // for another can reach it: numbers from 1 are unique.
             self.seq = 1;
@@ -69,13 +69,12 @@ impl RealNftables {
         Ok(())
     }
 
-    /// One datagram from the kernel, into the buffer's spare room (never
-    /// zeroed: the kernel writes what is read).
+    /// One datagram from the kernel (the buffer is zeroed once, when the
+    /// socket opens).
     fn recv(&mut self) -> io::Result<&[u8]> {
         let sock = self.sock.as_ref().ok_or_else(|| malformed("no socket"))?;
-        self.buf.clear();
-        sock.recv(&mut self.buf, 0)?;
-        Ok(&self.buf)
+        let n = sock.recv(&mut &mut self.buf[..], 0)?.min(self.buf.len());
+        Ok(&self.buf[..n])
     }
 
     /// A dump request, its replies to `each(kind, family, attrs)`, until
