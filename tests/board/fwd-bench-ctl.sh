@@ -15,8 +15,7 @@
 #   nasboot-auto  nasboot firewall apply, /etc/nasboot.toml
 #                 (forward = true, flow_offload = "auto")
 #   nasboot-ipt   nasboot firewall apply, /etc/bench/router-ipt.toml (the
-#                 same profile with backend = "iptables": a built board
-#                 without nft)
+#                 same profile with backend = "iptables")
 #   stat          answer "stat BUSY TOTAL": the CPU's busy and total time so
 #                 far, in USER_HZ ticks (/proc/stat)
 #   ct [PORT]     answer "ct ENTRIES OFFLOADED": conntrack entries (with
@@ -30,7 +29,14 @@
 # nasboot (scripts/bench-forward BENCH_FORWARD_STANDIN=1), and say so.
 read -r cmd arg
 clean() {
-    nft flush ruleset 2>/dev/null
+    if command -v nft >/dev/null; then
+        nft flush ruleset 2>/dev/null
+    else
+        # No nft (the built boards): nasboot's own tables go with a
+        # profile = "off" apply, through netlink.
+        printf '[board]\nname = "clean"\n[firewall]\nprofile = "off"\n' >/tmp/clean.toml
+        nasboot -q -c /tmp/clean.toml firewall apply 2>/dev/null
+    fi
     for t in filter nat mangle raw; do
         iptables -t "$t" -F 2>/dev/null
         iptables -t "$t" -X 2>/dev/null

@@ -2,8 +2,8 @@
 # Guest script for scripts/bench-fwload (busybox sh): loading the firewall
 # on the emulated board, each variant from the same reset state (no rules:
 # `nasboot firewall apply` of /etc/bench/off.toml, through netlink), in
-# RUNS interleaved rounds. The variants come from the kernel command
-# line's bench.variants=V1,V2,... (a comma list):
+# RUNS (the kernel command line's bench.runs=) interleaved rounds. The
+# variants, one a line in /etc/bench/variants:
 #   native-P   nasboot firewall apply of /etc/bench/P.toml, through netlink
 #   tool-P     the same with --loader nft: one `nft -f -`
 #   before-P   /usr/sbin/nasboot-before (the build before the netlink
@@ -24,7 +24,7 @@
 # variants of one profile. Every variant runs once untimed first, so that
 # the modules it needs are loaded before the timed rounds.
 RUNS=$(sed -n 's/.*bench.runs=\([0-9]*\).*/\1/p' /proc/cmdline)
-VARIANTS=$(sed -n 's/.*bench.variants=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
+VARIANTS=$(cat /etc/bench/variants)
 now() { adjtimex | awk '/tv_sec/ { s = $2 } /tv_usec/ { u = $2 } END { printf "%d%06d\n", s, u }'; }
 forks() { sed -n 's/^processes //p' /proc/stat; }
 reset() {

@@ -99,7 +99,7 @@ for backend in iptables nftables; do
 		if [ "$b" = nftables ]; then
 			be_has "$b: the board has no nft binary" 'guest: no nft binary' "$log"
 			be_has "$b: loaded by nasboot itself through netlink, and status sees it" 'guest: rules=netlink' "$log"
-			be_has "$b: apply said so" 'guest: apply: .*through netlink: ok' "$log"
+			be_has "$b: apply said so" 'guest: apply: .*firewall: load the nftables rule set \([0-9]+ lines\) through netlink' "$log"
 		else
 			be_has "$b: rule set loaded by the board's own iptables-restore" 'guest: rules=[1-9]' "$log"
 		fi
