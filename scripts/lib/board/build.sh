@@ -296,12 +296,13 @@ board_nft_build() {
     board_say "nft built in $((SECONDS - t0)) s: $dir/nft"
 }
 
-# nft is built when its sources can be had: NASBOOT_BOARD_NFT=auto (the
-# default) records a failed build in <dir>.failed and goes on without nft
-# (the board then has iptables-restore only, and says so once a run);
-# =yes makes the failure fatal and tries again; =no skips it.
+# nft is not needed on a board: nasboot loads nf_tables itself, through
+# netlink. NASBOOT_BOARD_NFT=no (the default) builds none; =auto builds it
+# when its sources can be had (for fw4's rows in bench-forward) and
+# records a failed build in <dir>.failed, going on without nft; =yes makes
+# the failure fatal and tries again.
 board_nft_ensure() {
-    local dir mode=${NASBOOT_BOARD_NFT:-auto}
+    local dir mode=${NASBOOT_BOARD_NFT:-no}
     # shellcheck disable=SC2034 # read by run.sh
     BOARD_NFT=''
     case $mode in

@@ -209,7 +209,7 @@ board_built_ready() {
     for d in "$(board_kernel_dir)" "$(board_busybox_dir)" "$(board_iptables_dir)" "$(board_ethtool_dir)"; do
         [ -f "$d/.done" ] || return 1
     done
-    case ${NASBOOT_BOARD_NFT:-auto} in
+    case ${NASBOOT_BOARD_NFT:-no} in
         no) return 0 ;;
         yes) [ -f "$(board_nft_dir)/.done" ] ;;
         *) nft=$(board_nft_dir); [ -f "$nft/.done" ] || [ -f "$nft.failed" ] ;;
