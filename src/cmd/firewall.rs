@@ -9,7 +9,7 @@
 //! - `lock-down` loads the emergency rule set without reading the profile,
 //!   for boot scripts when `nasboot check` exits 2 (see `firewall`).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use super::Io;
 use crate::cli::{Cli, FirewallCommand};
@@ -103,7 +103,7 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
 
 /// A token that tells this apply's confirmation from an earlier one's.
 fn token() -> String {
-    token_of(std::process::id(), SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default())
+    token_of(std::process::id(), crate::sys::time::wall_clock().unwrap_or_default())
 }
 
 /// `PID-NANOS`, the nanoseconds since the epoch as `as_nanos()` prints
@@ -176,7 +176,7 @@ mod tests {
         assert_eq!(
             out,
             "firewall: load the nftables rule set (28 lines) with nft: the kernel refused the nf_tables netlink socket \
-             (qemu-user, or a kernel without nfnetlink): ok\n"
+             (qemu-user, or no nfnetlink): ok\n"
         );
         assert_eq!(b.effects(), ["run nft -f -"]);
     }

@@ -100,7 +100,7 @@ impl fmt::Display for Via {
             Via::Netlink => f.write_str("through netlink"),
             Via::Tool(Why::Asked) => f.write_str("with nft (loader = \"nft\")"),
             Via::Tool(Why::Refused(e)) if *e == nix::libc::EPROTONOSUPPORT => {
-                f.write_str("with nft: the kernel refused the nf_tables netlink socket (qemu-user, or a kernel without nfnetlink)")
+                f.write_str("with nft: the kernel refused the nf_tables netlink socket (qemu-user, or no nfnetlink)")
             }
             Via::Tool(Why::Refused(e)) => {
                 write!(f, "with nft: the kernel has no nf_tables netlink ({})", std::io::Error::from_raw_os_error(*e))
@@ -186,7 +186,7 @@ mod tests {
         assert_eq!(via(Loader::Auto, qemu), Via::Tool(Why::Refused(nix::libc::EPROTONOSUPPORT)));
         assert_eq!(
             via(Loader::Auto, qemu).to_string(),
-            "with nft: the kernel refused the nf_tables netlink socket (qemu-user, or a kernel without nfnetlink)"
+            "with nft: the kernel refused the nf_tables netlink socket (qemu-user, or no nfnetlink)"
         );
     }
 }

@@ -338,7 +338,7 @@ pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<Rule
     match new.backend {
         Backend::Nftables if new.via == Via::Netlink => {
             let saved = super::native::save(seams)?;
-            let text = format!("# nasboot firewall: the rule set loaded before, saved through netlink ({} messages)\n", saved.starts.len());
+            let text = format!("# nasboot: the rule set before, saved through netlink ({} messages)\n", saved.starts.len());
             let v6_at = text.len();
             Ok(RuleSet {
                 backend: Backend::Nftables,

@@ -1053,6 +1053,6 @@ fn an_unconfirmed_netlink_apply_puts_back_what_was_loaded() {
     // The dump replayed: every table holds again exactly what it held.
     assert!(as_dumped(&b) == loaded, "the tables differ after the rollback");
     let record = String::from_utf8_lossy(&b.files.files[Path::new(crate::paths::FIREWALL_PREVIOUS)]).into_owned();
-    assert!(record.starts_with("# nasboot firewall: the rule set loaded before, saved through netlink ("), "{record}");
+    assert!(record.starts_with("# nasboot: the rule set before, saved through netlink ("), "{record}");
     assert_eq!(b.effects().iter().filter(|e| e.starts_with("nf_tables commit")).count(), 3, "{:?}", b.effects());
 }

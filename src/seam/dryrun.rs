@@ -63,7 +63,7 @@ impl Files for DryRunFiles {
     fn lock(&mut self, _: &Path, _: bool) -> io::Result<super::Lock> {
         Ok(super::Lock::none())
     }
-    fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
+    fn modified(&mut self, path: &Path) -> io::Result<std::time::Duration> {
         self.real.modified(path)
     }
 }

@@ -25,7 +25,8 @@ pub(crate) struct FakeFiles {
     /// Make writes fail with this error (e.g. StorageFull for ENOSPC).
     pub fail_writes: Option<io::ErrorKind>,
     /// Modification times (heartbeat files).
-    pub mtimes: BTreeMap<PathBuf, std::time::SystemTime>,
+    /// Modification times since the epoch.
+    pub mtimes: BTreeMap<PathBuf, std::time::Duration>,
     /// Behave like files under `--root`.
     pub relocated: bool,
     /// Files that exist but cannot be read (PermissionDenied), as
@@ -99,7 +100,7 @@ impl Files for FakeFiles {
         self.journal.borrow_mut().push(format!("write {} {}", path.display(), String::from_utf8_lossy(data).trim_end()));
         Ok(())
     }
-    fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
+    fn modified(&mut self, path: &Path) -> io::Result<std::time::Duration> {
         self.mtimes.get(path).copied().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
     fn lock(&mut self, path: &Path, wait: bool) -> io::Result<super::Lock> {

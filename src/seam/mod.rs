@@ -74,8 +74,9 @@ pub trait Files {
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced>;
     /// Write a kernel control file in place (/proc, /sys): one write().
     fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()>;
-    /// A file's modification time (heartbeat files).
-    fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
+    /// A file's modification time since the epoch (heartbeat files; a
+    /// time before 1970 reads as the epoch).
+    fn modified(&mut self, path: &Path) -> io::Result<std::time::Duration> {
         let _ = path;
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }

@@ -6,10 +6,13 @@
 //!
 //! - [`ethtool`]: SIOCETHTOOL's command structures (include/uapi/linux/ethtool.h);
 //! - [`rtnl`]: rtnetlink's link messages (ifinfomsg, IFLA_* attributes);
+//! - [`time`]: the wall clock and file times past 2038 on the 32-bit musl
+//!   builds (musl's `__clock_gettime64`, statx);
 //! - [`watchdog`]: the watchdog API (include/uapi/linux/watchdog.h) and the
 //!   `_IOC` encoding per architecture.
 
 pub(crate) mod ethtool;
 pub(crate) mod nftnl;
 pub(crate) mod rtnl;
+pub(crate) mod time;
 pub(crate) mod watchdog;

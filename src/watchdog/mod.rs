@@ -29,7 +29,6 @@ pub(crate) mod signals;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use crate::config::watchdog::Watchdog as Config;
 use crate::config::Profile;
@@ -171,7 +170,8 @@ impl daemon::Host for BoardHost<'_, '_> {
         self.signals.wait(timeout_ms)
     }
     fn check(&mut self, cfg: &Config) -> Result<(), health::Failure> {
-        self.checker.check(cfg, self.seams.files, self.seams.runner, SystemTime::now())
+        let now = crate::sys::time::wall_clock().unwrap_or_default();
+        self.checker.check(cfg, self.seams.files, self.seams.runner, now)
     }
     fn repair(&mut self, cfg: &Config) -> bool {
         health::repair(cfg, self.seams.runner)
@@ -238,7 +238,7 @@ pub(crate) fn realtime(cfg: &Config) {
 
 /// Seconds since the epoch, for the reset history.
 pub(crate) fn unix_now() -> u64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    crate::sys::time::wall_clock().map_or(0, |d| d.as_secs())
 }
 
 /// Keep petting in the foreground until SIGTERM/SIGINT (exit 0 after the

@@ -103,8 +103,8 @@ impl Files for RealFiles {
         self.root.is_relocated()
     }
 
-    fn modified(&mut self, path: &Path) -> io::Result<std::time::SystemTime> {
-        fs::metadata(self.root.resolve(path))?.modified()
+    fn modified(&mut self, path: &Path) -> io::Result<std::time::Duration> {
+        crate::sys::time::modified(&self.root.resolve(path))
     }
 
     fn lock(&mut self, path: &Path, wait: bool) -> io::Result<Lock> {

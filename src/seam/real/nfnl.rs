@@ -185,7 +185,7 @@ impl Nftables for RealNftables {
         let mut answer = Answer::new(first, last, fence_seq);
         while !answer.done {
             let datagram = self.recv().map_err(CommitError::Io)?;
-            answer.read(datagram, Order::HOST).map_err(|_| CommitError::Io(malformed("a reply that does not answer the batch")))?;
+            answer.read(datagram, Order::HOST).map_err(|_| CommitError::Io(malformed("a reply not for the batch")))?;
         }
         match answer.refused {
             None => Ok(()),
