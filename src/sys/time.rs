@@ -29,10 +29,9 @@ pub(crate) fn modified(path: &Path) -> io::Result<Duration> {
 #[cfg(all(target_env = "musl", target_pointer_width = "32"))]
 mod imp {
     use std::io;
+    use std::os::unix::ffi::OsStrExt;
     use std::path::Path;
     use std::time::Duration;
-
-    use std::os::unix::ffi::OsStrExt;
 
     use nix::libc;
 
@@ -40,14 +39,14 @@ mod imp {
     /// the seconds, then the 32-bit nanoseconds and 32 bits of padding,
     /// the padding first on a big-endian CPU.
     #[repr(C)]
-    pub(super) struct Timespec64 {
-        pub(super) sec: i64,
-        pub(super) first: i32,
-        pub(super) second: i32,
+    struct Timespec64 {
+        sec: i64,
+        first: i32,
+        second: i32,
     }
 
     impl Timespec64 {
-        pub(super) fn nsec(&self) -> i32 {
+        fn nsec(&self) -> i32 {
             if cfg!(target_endian = "big") {
                 self.second
             } else {
@@ -62,8 +61,6 @@ mod imp {
         fn __clock_gettime64(clock: libc::clockid_t, ts: *mut Timespec64) -> libc::c_int;
     }
 
-    /// One copy for its three callers (size).
-    #[inline(never)]
     pub(super) fn wall_clock() -> Option<Duration> {
         let mut ts = Timespec64 { sec: 0, first: 0, second: 0 };
         // SAFETY: a valid clock id and a pointer to a struct of the layout
