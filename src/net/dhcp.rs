@@ -2,7 +2,9 @@
 //! `seams.runner.which()` and run with an argv (never a shell):
 //!
 //! - BusyBox `udhcpc -i IF -b -p /run/udhcpc.IF.pid` (goes to the
-//!   background once it has a lease, or at once with -b if it has none);
+//!   background once it has a lease or, with -b, once its discovers went
+//!   unanswered: 3 of them 3 s apart, so a WAN with no DHCP server holds
+//!   the apply up for about 9 s; scripts/bench-boot measures it);
 //! - ISC `dhclient -nw -pf /run/dhclient.IF.pid IF` (-nw: no wait).
 //!
 //! A client whose pidfile names a live process is left alone, so a
