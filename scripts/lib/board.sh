@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # Library behind scripts/board: the emulated boards. The default (mipsel):
 # QEMU malta, Debian's mipsel 4kc-malta kernel, busybox-static:mipsel in an
-# initramfs. `--board ppc`: big-endian QEMU g3beige with a kernel, BusyBox
-# and nft cross-built from Debian's sources; mips-be and sparc64 the same
-# way (scripts/lib/board/boards.sh).
+# initramfs. `--board ppc`: big-endian QEMU g3beige with a kernel and
+# BusyBox cross-built from Debian's sources (nft only on request:
+# NASBOOT_BOARD_NFT in board/build.sh); mips-be and sparc64 the same way
+# (scripts/lib/board/boards.sh).
 #
 # Sourced by scripts/board; everything here and in scripts/lib/board/ is a
 # function or a constant.
@@ -34,8 +35,9 @@ scripts/board [--board NAME] COMMAND [ARGS]
 
   --board NAME        mipsel (default; QEMU malta, Debian's mipsel kernel and
                       modules) | ppc (big-endian QEMU g3beige, PowerPC 750;
-                      kernel, BusyBox and nft cross-built from Debian's
-                      sources and cached in /var/cache/nasboot; e1000 NICs;
+                      kernel and BusyBox cross-built from Debian's sources,
+                      nft too with NASBOOT_BOARD_NFT=auto or yes, cached in
+                      /var/cache/nasboot; e1000 NICs;
                       the i6300esb watchdog) | mips-be (malta, 24Kc, big-endian,
                       built the same way; softdog) | sparc64 (QEMU sun4u,
                       UltraSPARC IIi, built the same way; sunhme and e1000

@@ -94,6 +94,9 @@ reset() {
     # boot; the Debian side's table is its own, in place.
     rm -f /etc/exports /etc/exports.bak /run/nasboot/firewall.*
     [ "$1" != debian-nas ] || cp /etc/bench/debian-exports /etc/exports
+    # nasboot's side reads its output through this (made here, untimed).
+    rm -f /tmp/run.fifo
+    mkfifo /tmp/run.fifo
 }
 # armed: wait until the watchdog is armed, polling every 2 ms without a
 # process (a read with a timeout on a FIFO nobody writes), for 10 s at most.
@@ -111,8 +114,6 @@ armed() {
 # nasboot_run PROFILE: `nasboot -v run` in the background, until it says
 # that it pets the watchdog (its apply done): read from a FIFO, no polling.
 nasboot_run() {
-    rm -f /tmp/run.fifo
-    mkfifo /tmp/run.fifo
     nasboot -v -c "/etc/bench/$1.toml" run >/tmp/run.fifo 2>&1 &
     exec 3</tmp/run.fifo
     : >/tmp/run.out
