@@ -199,7 +199,7 @@
 //! | bridges, VLANs, bridge ports | rtnetlink RTM_GETLINK dump / RTM_NEWLINK / RTM_DELLINK (`net/virt.rs`; ifinfomsg and IFLA_* in `sys/rtnl.rs`) | no `ip`, `brctl` or `vconfig`; IFLA_IFALIAS `nasboot` marks the links nasboot made, so it removes only those |
 //! | accept_ra, per-interface sysctls | /proc/sys/net/ipv{4,6}/conf/IF | set before the link comes up |
 //! | rings, offloads, coalescing, pause, speed/duplex/autoneg | SIOCETHTOOL | the ethtool netlink API is 5.6+ only |
-//! | DHCP | `udhcpc -i IF -b -p /run/udhcpc.IF.pid` or `dhclient -nw -pf ... IF`, found on PATH, argv only | a client already running (pidfile, live pid) is left alone |
+//! | DHCP | `udhcpc -i IF -f -p /run/udhcpc.IF.pid` started and not waited for (its own session, output to /dev/null), or `dhclient -nw -pf ... IF`, found on PATH, argv only | a client already running (pidfile, live pid) is left alone |
 //!
 //! `net::observe` reads each profile interface (flags, MTU, txqueuelen, MAC,
 //! addresses, the main routing table, the sysctls it sets, the ethtool knobs

@@ -1,11 +1,15 @@
 //! method = "dhcp": start the board's DHCP client, found on PATH through
 //! `seams.runner.which()` and run with an argv (never a shell):
 //!
-//! - BusyBox `udhcpc -i IF -b -p /run/udhcpc.IF.pid` (goes to the
-//!   background once it has a lease or, with -b, once its discovers went
-//!   unanswered: 3 of them 3 s apart, so a WAN with no DHCP server holds
-//!   the apply up for about 9 s; scripts/bench-boot measures it);
-//! - ISC `dhclient -nw -pf /run/dhclient.IF.pid IF` (-nw: no wait).
+//! - BusyBox `udhcpc -i IF -f -p /run/udhcpc.IF.pid`, started and not
+//!   waited for (`Runner::start`: a session of its own, output to
+//!   /dev/null), staying in the foreground (-f) so that it never forks
+//!   again. With -b instead, udhcpc goes to the background only once it
+//!   has a lease or its discovers went unanswered (3 of them, 3 s apart):
+//!   waited for, a WAN with no DHCP server held the rest of the apply (the
+//!   LAN's addresses, the exports) up for about 9 s (scripts/bench-boot);
+//! - ISC `dhclient -nw -pf /run/dhclient.IF.pid IF` (-nw: no wait), run
+//!   and waited for: it forks to the background at once.
 //!
 //! A client whose pidfile names a live process is left alone, so a
 //! re-apply does not start a second one.
@@ -22,7 +26,7 @@ use super::Error;
 
 /// The clients tried, in order.
 pub(crate) const CLIENTS: [&str; 2] = ["udhcpc", "dhclient"];
-/// How long a client may take to go to the background.
+/// How long dhclient may take to go to the background.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The pidfile of a client on an interface.
@@ -34,7 +38,7 @@ pub(crate) fn pidfile(client: &str, ifname: &IfName) -> String {
 pub(crate) fn args(client: &str, ifname: &IfName) -> Vec<String> {
     let pid = pidfile(client, ifname);
     match client {
-        "udhcpc" => vec!["-i".into(), ifname.to_string(), "-b".into(), "-p".into(), pid],
+        "udhcpc" => vec!["-i".into(), ifname.to_string(), "-f".into(), "-p".into(), pid],
         _ => vec!["-nw".into(), "-pf".into(), pid, ifname.to_string()],
     }
 }
@@ -94,10 +98,12 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     let client = program.rsplit('/').next().unwrap_or(program);
     let owned = args(client, &a.name);
     let argv: Vec<&str> = owned.iter().map(String::as_str).collect();
-    let out = seams
-        .runner
-        .run(&Cmd { program, args: &argv, stdin: None, timeout: TIMEOUT })
-        .map_err(|source| Error::DhcpRun { name: a.name.clone(), source })?;
+    let cmd = Cmd { program, args: &argv, stdin: None, timeout: TIMEOUT };
+    let run = |source| Error::DhcpRun { name: a.name.clone(), source };
+    if client == "udhcpc" {
+        return seams.runner.start(&cmd).map_err(run);
+    }
+    let out = seams.runner.run(&cmd).map_err(run)?;
     if out.success() {
         Ok(())
     } else {

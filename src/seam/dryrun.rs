@@ -101,6 +101,10 @@ impl Runner for DryRunRunner {
         }
         Ok(Output { code: Some(0), ..Output::default() })
     }
+    /// Said as a run: what a dry run shows is the argv.
+    fn start(&mut self, cmd: &Cmd<'_>) -> io::Result<()> {
+        self.run(cmd).map(drop)
+    }
     fn which(&mut self, program: &str) -> Option<PathBuf> {
         self.real.which(program)
     }

@@ -168,6 +168,17 @@ impl Runner for FakeRunner {
         self.stdins.push(cmd.stdin.unwrap_or_default().to_vec());
         Ok(self.answers.pop_front().unwrap_or(Output { code: Some(0), ..Output::default() }))
     }
+    /// As the real one: a program not on PATH is NotFound; one that is
+    /// starts and is not waited for (what it then does, such as writing
+    /// its pidfile, is not modelled: a test writes that itself).
+    fn start(&mut self, cmd: &Cmd<'_>) -> io::Result<()> {
+        let base = cmd.program.strip_prefix("/usr/sbin/").unwrap_or(cmd.program);
+        if !self.programs.contains(base) {
+            return Err(io::Error::new(io::ErrorKind::NotFound, format!("{}: not found", cmd.program)));
+        }
+        self.journal.borrow_mut().push(format!("start {}", cmd.display()));
+        Ok(())
+    }
     fn which(&mut self, program: &str) -> Option<PathBuf> {
         self.programs.contains(program).then(|| PathBuf::from("/usr/sbin").join(program))
     }

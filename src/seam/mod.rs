@@ -164,6 +164,11 @@ impl std::fmt::Display for Ended {
 pub trait Runner {
     /// Run a command and wait for it (up to its timeout).
     fn run(&mut self, cmd: &Cmd<'_>) -> io::Result<Output>;
+    /// Start a program that runs on (a DHCP client) and do not wait for
+    /// it: a session of its own, no stdin, output to /dev/null. `cmd`'s
+    /// program is a path (as `which` gave it) or a name on PATH; its stdin
+    /// and timeout are not used.
+    fn start(&mut self, cmd: &Cmd<'_>) -> io::Result<()>;
     /// Find a program on PATH.
     fn which(&mut self, program: &str) -> Option<PathBuf>;
     /// The file a program on PATH is in the end, symlinks followed: which

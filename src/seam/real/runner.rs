@@ -13,7 +13,7 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -233,6 +233,12 @@ impl Runner for RealRunner {
             }
         };
         Ok(Output { code: status.flatten(), timed_out: status.is_none(), stdout: pipes.out, stderr: pipes.err })
+    }
+
+    fn start(&mut self, cmd: &Cmd<'_>) -> io::Result<()> {
+        // The program is the path `which` gave (the DHCP client's): no
+        // second lookup; posix_spawnp takes a name on PATH too.
+        spawn::start(Path::new(cmd.program), cmd.args)
     }
 
     fn which(&mut self, program: &str) -> Option<PathBuf> {

@@ -100,13 +100,29 @@ pub(crate) fn spawn(program: &Path, args: &[&str], stdin: bool) -> io::Result<Sp
     };
     let (our_out, their_out) = pipe()?;
     let (our_err, their_err) = pipe()?;
-    let pid = spawn_with(&argv, [their_in.as_raw_fd(), their_out.as_raw_fd(), their_err.as_raw_fd()])?;
+    let pid = spawn_with(&argv, [their_in.as_raw_fd(), their_out.as_raw_fd(), their_err.as_raw_fd()], 0)?;
     Ok(Spawned { child: Child { pid, status: None }, stdin: our_in, stdout: File::from(our_out), stderr: File::from(our_err) })
 }
 
+/// Start `program` (a path) with `args` in a session of its own, its
+/// stdin, stdout and stderr /dev/null, and leave it running: a daemon
+/// that stays in the foreground. Not waited for: when nasboot exits first
+/// it goes to init, as a daemon that forked itself would.
+pub(crate) fn start(program: &Path, args: &[&str]) -> io::Result<()> {
+    let argv = CStrings::argv(program.as_os_str().as_bytes(), args)?;
+    // SAFETY: open() of a NUL-terminated literal path.
+    let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: open succeeded: a descriptor we now own (closed on return).
+    let null = unsafe { OwnedFd::from_raw_fd(fd) };
+    spawn_with(&argv, [null.as_raw_fd(); 3], libc::POSIX_SPAWN_SETSID as libc::c_int).map(drop)
+}
+
 /// posix_spawnp of `argv` with `fds` dup2'd to 0, 1 and 2, SIGPIPE back to
-/// its default, our environment.
-fn spawn_with(argv: &CStrings, fds: [RawFd; 3]) -> io::Result<libc::pid_t> {
+/// its default, our environment; `flags` added to the spawn's (SETSID).
+fn spawn_with(argv: &CStrings, fds: [RawFd; 3], flags: libc::c_int) -> io::Result<libc::pid_t> {
     struct Actions(MaybeUninit<libc::posix_spawn_file_actions_t>);
     impl Drop for Actions {
         fn drop(&mut self) {
@@ -139,7 +155,7 @@ fn spawn_with(argv: &CStrings, fds: [RawFd; 3]) -> io::Result<libc::pid_t> {
         libc::sigemptyset(default.as_mut_ptr());
         libc::sigaddset(default.as_mut_ptr(), libc::SIGPIPE);
         check(libc::posix_spawnattr_setsigdefault(attrs.0.as_mut_ptr(), default.as_ptr()))?;
-        check(libc::posix_spawnattr_setflags(attrs.0.as_mut_ptr(), libc::POSIX_SPAWN_SETSIGDEF as _))?;
+        check(libc::posix_spawnattr_setflags(attrs.0.as_mut_ptr(), (libc::POSIX_SPAWN_SETSIGDEF | flags) as _))?;
         let mut pid = 0;
         check(libc::posix_spawnp(
             &mut pid,
