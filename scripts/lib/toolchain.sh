@@ -117,6 +117,16 @@ toolchain_board_rustflags() {
     case "$1" in
         mips*-unknown-linux-musl) flags+=("-Clink-arg=-L$(toolchain_build_dir)/no-unwinder") ;;
     esac
+    # musl release binaries: no PT_GNU_RELRO.  GNU ld aligns the end of the
+    # RELRO region (a few words of .got here) to a page, so the data
+    # segment's file offset jumps to the next page boundary and the file
+    # grows by whole pages: up to 4 KiB of zeros.  musl applies RELRO only
+    # in its dynamic linker (ldso/dynlink.c, which static-pie also goes
+    # through); a static non-PIE program starts in __libc_start_main, which
+    # never mprotects it (musl 1.2.3, src/env/__libc_start_main.c), so the
+    # header protects nothing in these binaries.  glibc's static start does
+    # apply it: the gnu builds keep it.
+    if toolchain_is_musl "$1"; then flags+=("-Clink-arg=-Wl,-z,norelro"); fi
     while IFS= read -r f; do [ -z "$f" ] || flags+=("$f"); done <<<"$(toolchain_musl_rustflags "$1")"
     toolchain_toml_array "${flags[@]}"
 }
