@@ -6,7 +6,9 @@
 # - the switch's LAN VLAN on eth0, the bridge br-lan with it as its port,
 #   the LAN addresses (netifd does this over netlink itself; BusyBox ip is
 #   the closest a script gets);
-# - the WAN up with udhcpc in the background, router advertisements taken
+# - the WAN up with udhcpc started in the background and not waited for
+#   (netifd runs it beside the boot, with the argv nasboot gives it),
+#   router advertisements taken
 #   with forwarding on (accept_ra 2), forwarding on: `sysctl -p` of a
 #   sysctl.d file, as procd's sysctl script does;
 # - `nft -f` of fw4's default rule set with flow offloading (shared/anchors),
@@ -28,6 +30,6 @@ ip addr add 192.168.1.1/24 broadcast 192.168.1.255 dev br-lan
 ip addr add fd00:1::1/64 dev br-lan
 sysctl -q -p /etc/sysctl.d/router.conf
 ip link set eth1 up
-udhcpc -i eth1 -b -p /run/udhcpc.eth1.pid >/dev/null 2>&1
+udhcpc -i eth1 -f -p /run/udhcpc.eth1.pid </dev/null >/dev/null 2>&1 &
 nft -f /etc/bench/fw4.nft
 watchdog -t 5 -T 20 /dev/watchdog
