@@ -16,6 +16,10 @@
 #   openwrt-router  /etc/bench/openwrt-router.sh: BusyBox ip for the VLAN,
 #                   the bridge and the addresses, nft -f of fw4's rule set,
 #                   BusyBox watchdog
+#   busybox-nas, busybox-router
+#                   on a big-endian board (BusyBox only, no Debian user
+#                   space, no nft): /etc/bench/busybox-*.sh, BusyBox's
+#                   applets and the board's iptables-restore
 #   empty           the shell's `:` (the clock's and the counter's own cost)
 # Per run: "bench: VARIANT RUN MICROSECONDS PROCESSES" (guest clock, the
 # kernel's fork count). After the last round, each variant's end state
@@ -37,9 +41,11 @@ fail() {
 # alternatives (legacy, as on the Bubba's 2.6 kernel), nfsd with rpcbind
 # and mountd running (their start is neither side's work), the export's
 # directory, the boot values of every sysctl either side sets.
-for t in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
-    ln -sf xtables-legacy-multi "/usr/sbin/$t"
-done
+if [ -e /usr/sbin/xtables-legacy-multi ]; then
+    for t in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+        ln -sf xtables-legacy-multi "/usr/sbin/$t"
+    done
+fi
 printf 'root:x:0:0:root:/root:/bin/sh\n_rpc:x:100:65534::/run/rpcbind:/bin/false\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >/etc/passwd
 printf 'root:x:0:\nnogroup:x:65534:\n' >/etc/group
 # Debian's /var/run (the watchdog daemon's pidfile).
@@ -47,10 +53,21 @@ printf 'root:x:0:\nnogroup:x:65534:\n' >/etc/group
 mkdir -p /var/lib/nfs/rpc_pipefs /run/rpcbind /etc/nfs.conf.d /etc/default /home/storage /run/nasboot
 : >/var/lib/nfs/etab
 : >/var/lib/nfs/rmtab
-mount -t nfsd nfsd /proc/fs/nfsd || fail "mount nfsd failed"
-rpcbind -w || fail "rpcbind failed"
-rpc.nfsd 8 || fail "rpc.nfsd failed"
-rpc.mountd --manage-gids || fail "rpc.mountd failed"
+# The big-endian boards have no nfs-utils (their profile has no exports).
+NFS=0
+if command -v rpc.nfsd >/dev/null; then
+    NFS=1
+    mount -t nfsd nfsd /proc/fs/nfsd || fail "mount nfsd failed"
+    rpcbind -w || fail "rpcbind failed"
+    rpc.nfsd 8 || fail "rpc.nfsd failed"
+    rpc.mountd --manage-gids || fail "rpc.mountd failed"
+fi
+# The BusyBox router's rule set: the router profile's, as nasboot renders
+# it for iptables-restore (IPv4, then IPv6).
+if [ -e /etc/bench/busybox-router.sh ]; then
+    nasboot -c /etc/bench/router.toml --backend iptables firewall render >/tmp/router.rules || fail "firewall render failed"
+    awk '/^# nasboot firewall: .*IPv6/ { v6 = 1 } { print > (v6 ? "/etc/bench/router.v6" : "/etc/bench/router.v4") }' /tmp/router.rules
+fi
 SYSCTLS=$(cat /etc/bench/sysctls)
 for k in $SYSCTLS net.ipv4.ip_local_port_range; do
     printf '%s=%s\n' "$k" "$(sysctl -n "$k")"
@@ -77,19 +94,25 @@ stop() {
 reset() {
     stop nasboot watchdog udhcpc
     [ "$(cat $WDT/state)" = inactive ] || fail "reset: the watchdog is still $(cat $WDT/state)"
-    for l in br-lan eth0.1; do /bin/ip link del "$l" 2>/dev/null; done
+    for l in br-lan eth0.1; do ip link del "$l" 2>/dev/null; done
     for l in eth0 eth1; do
-        /bin/ip addr flush dev "$l"
-        /bin/ip link set "$l" down mtu 1500 txqueuelen 1000
+        ip addr flush dev "$l"
+        ip link set "$l" down mtu 1500
+        ifconfig "$l" txqueuelen 1000
     done
     sysctl -q -p /tmp/sysctl.boot >/dev/null
     echo "$RA_BOOT" >/sys/block/sda/queue/read_ahead_kb
-    nft flush ruleset
+    # nasboot's tables through netlink where the board has no nft.
+    if command -v nft >/dev/null; then
+        nft flush ruleset
+    else
+        nasboot -q -c /etc/bench/off.toml firewall apply >/tmp/out 2>&1 || fail "reset: firewall off failed: $(cat /tmp/out)"
+    fi
     for t in iptables ip6tables; do
         for tb in filter nat raw mangle; do "$t" -t "$tb" -F 2>/dev/null; "$t" -t "$tb" -X 2>/dev/null; done
         for c in INPUT FORWARD OUTPUT; do "$t" -P "$c" ACCEPT; done
     done
-    exportfs -ua
+    [ "$NFS" = 0 ] || exportfs -ua
     # nasboot writes the export table and runs exportfs -ra, as at a first
     # boot; the Debian side's table is its own, in place.
     rm -f /etc/exports /etc/exports.bak /run/nasboot/firewall.*
@@ -128,7 +151,7 @@ nasboot_run() {
 run() {
     case $1 in
         nasboot-*) nasboot_run "${1#nasboot-}" ;;
-        debian-nas | openwrt-router)
+        debian-nas | openwrt-router | busybox-*)
             sh $TRACE "/etc/bench/$1.sh" || return 1
             armed || { echo "the watchdog was not armed within 10 s"; return 1; }
             ;;
@@ -142,13 +165,13 @@ state() {
         for l in eth0 eth1 eth0.1 br-lan; do
             [ -e "/sys/class/net/$l" ] || continue
             echo "link $l up=$(($(cat "/sys/class/net/$l/flags") & 1)) mtu=$(cat "/sys/class/net/$l/mtu") qlen=$(cat "/sys/class/net/$l/tx_queue_len") master=$(basename "$(readlink "/sys/class/net/$l/master" 2>/dev/null)" 2>/dev/null)"
-            /bin/ip -o addr show dev "$l" scope global | awk '{ print "addr", $2, $4 }'
+            ip -o addr show dev "$l" scope global | awk '{ print "addr", $2, $4 }'
         done
         [ ! -e /proc/net/vlan/config ] || awk -F'|' 'NR > 2 { gsub(/ /, ""); print "vlan", $1, $2, $3 }' /proc/net/vlan/config
         for k in $SYSCTLS; do echo "sysctl $k=$(sysctl -n "$k")"; done
         echo "read_ahead_kb $(cat /sys/block/sda/queue/read_ahead_kb)"
         echo "udhcpc $(pidof udhcpc >/dev/null && echo running || echo none)"
-        exportfs -v | tr -s ' \t' ' ' | tr '\n' ' ' | sed 's/ \// \n\//g' | sed 's/^ *//; s/ *$//' | grep . | sed 's/^/export /'
+        [ "$NFS" = 0 ] || exportfs -v | tr -s ' \t' ' ' | tr '\n' ' ' | sed 's/ \// \n\//g' | sed 's/^ *//; s/ *$//' | grep . | sed 's/^/export /'
         echo "watchdog $(cat $WDT/state) timeout=$(cat $WDT/timeout)"
     } | sed "s/^/$1 state: /"
 }
