@@ -79,9 +79,19 @@ pub(crate) fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
     let running = CLIENTS.iter().any(|c| {
         let Ok(bytes) = seams.files.read(std::path::Path::new(&pidfile(c, name))) else { return false };
         let pid = String::from_utf8_lossy(&bytes).trim().to_string();
-        !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && seams.files.exists(std::path::Path::new(&format!("/proc/{pid}")))
+        !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && alive(&pid, seams)
     });
     Observed { program, running }
+}
+
+/// A process that runs: /proc/PID/stat there, and its state not Z. A
+/// client `nasboot run` started and that then died stays a zombie of the
+/// daemon (which does not reap it), with its /proc entry: not running.
+fn alive(pid: &str, seams: &mut Seams<'_>) -> bool {
+    let Ok(stat) = seams.files.read(std::path::Path::new(&format!("/proc/{pid}/stat"))) else { return false };
+    // "PID (COMM) STATE ...": COMM may hold spaces and parentheses.
+    let state = stat.iter().rposition(|&b| b == b')').and_then(|i| stat.get(i + 2));
+    state.is_some_and(|&s| s != b'Z')
 }
 
 pub(crate) fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {

@@ -331,8 +331,11 @@ fn dhcp_starts_a_client_once() {
     // Started, not waited for: the rest of the apply does not wait for a lease.
     assert!(b.effects().contains(&"start /usr/sbin/udhcpc -i eth0 -f -p /run/udhcpc.eth0.pid".to_string()), "{:?}", b.effects());
     b.files.files.insert("/run/udhcpc.eth0.pid".into(), b"4242\n".to_vec());
-    b.files.files.insert("/proc/4242".into(), Vec::new());
+    b.files.files.insert("/proc/4242/stat".into(), b"4242 (udhcpc) S 1 4242 4242 0 -1".to_vec());
     assert!(plan_lines(&p, &mut b).0.is_empty());
+    // A client that died under `nasboot run` is its zombie: started again.
+    b.files.files.insert("/proc/4242/stat".into(), b"4242 (udh) c) Z 77 4242 4242 0 -1".to_vec());
+    assert_eq!(plan_lines(&p, &mut b).0, ["eth0: start DHCP: /usr/sbin/udhcpc -i eth0 -f -p /run/udhcpc.eth0.pid"]);
     // dhclient when there is no udhcpc; a failure is partial, named.
     let mut b = board();
     b.runner.programs.insert("dhclient".into());

@@ -100,6 +100,15 @@ ip netns exec "${P}box" unshare -m sh -c '
 	echo "$?" >"$T_WORK/apply2.rc"
 	pgrep -c -x udhcpc >"$T_WORK/count" || true
 	kill "$pid"
+	# A client that died under `nasboot run`, which does not reap it: a
+	# zombie whose pid the pidfile names (here the child of a shell that
+	# exec`d sleep, so nothing reaps it). Not running: plan starts one.
+	sh -c "true & echo \$! >/run/udhcpc.eth0.pid; exec sleep 10" &
+	i=0
+	while ! grep -q ") Z " "/proc/$(cat /run/udhcpc.eth0.pid 2>/dev/null)/stat" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	sed "s/.*) //; s/ .*//" "/proc/$(cat /run/udhcpc.eth0.pid)/stat" >"$T_WORK/zombie" 2>/dev/null
+	"$@" plan -c "$0" >"$T_WORK/plan3.out" 2>&1
+	kill $! 2>/dev/null
 ' "$work/dhcp.toml" "$work/bin" "${nb[@]}" &
 box=$!
 # The server only once the first apply has returned.
@@ -127,5 +136,7 @@ t_eq "re-apply exits 0" 0 "$(cat "$work/apply2.rc" 2>/dev/null)"
 t_eq "re-apply: no links action" "" "$(grep ' links: ' "$work/apply2.out" || true)"
 t_has "re-apply ran (verbose log)" "applied " "$(cat "$work/apply2.out")"
 t_eq "one client only" 1 "$(cat "$work/count" 2>/dev/null)"
+t_eq "the pidfile then names a zombie" Z "$(cat "$work/zombie" 2>/dev/null)"
+t_has "a zombie client is not running: plan starts one" "eth0: start DHCP: " "$(cat "$work/plan3.out")"
 
 t_done
