@@ -302,7 +302,16 @@ new_actions() {
 	tail -n +"$(($(cat "$PD/seen") + 1))" "$PD/actions"
 	wc -l <"$PD/actions" >"$PD/seen"
 }
-dlog() { cat "$SB/daemon.log"; }
+# dlog [WANT]: the stand-in's log, once it holds WANT (up to 5 s): its
+# trap writes the line after the signal lands, not when procd sends it.
+dlog() {
+	local i=0
+	while [ -n "${1:-}" ] && ! grep -qF -- "$1" "$SB/daemon.log" && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	cat "$SB/daemon.log"
+}
 
 # --- start: one instance, the triggers, what it declares ------------------
 st=0
@@ -319,7 +328,7 @@ t_eq "openwrt: the reload trigger is for UCI package nasboot" "config.change nas
 a=$(new_actions)
 pid=$(inst_pid)
 t_eq "openwrt: procd spawned the instance" "spawn $pid" "$a"
-t_has "openwrt: it runs" "start $pid --config /etc/nasboot.toml run" "$(dlog)"
+t_has "openwrt: it runs" "start $pid --config /etc/nasboot.toml run" "$(dlog "start $pid --config /etc/nasboot.toml run")"
 
 initd start
 t_eq "openwrt: start again, nothing changed: procd does nothing" "" "$(new_actions)"
@@ -335,7 +344,7 @@ reload_config
 t_eq "openwrt: negative control: /etc/config/network changed, reload_config fires nothing for nasboot" "" "$(new_actions)"
 initd start
 t_eq "openwrt: start with the TOML changed: SIGHUP (file checksum), same pid" "signal HUP $pid" "$(new_actions)"
-t_has "openwrt: the daemon got SIGHUP" "HUP $pid" "$(dlog)"
+t_has "openwrt: the daemon got SIGHUP" "HUP $pid" "$(dlog "HUP $pid")"
 initd start
 t_eq "openwrt: start again: the checksum was taken, nothing" "" "$(new_actions)"
 sb_profile 700
@@ -357,7 +366,7 @@ t_has "openwrt: uci set profile + reload_config: the trigger runs reload" "trigg
 t_has "openwrt: another profile path: the instance is restarted (SIGTERM)" "term $pid" "$a"
 pid2=$(inst_pid)
 t_has "openwrt: a new instance" "spawn $pid2" "$a"
-t_has "openwrt: on the UCI profile" "start $pid2 --config /etc/nasboot-alt.toml run" "$(dlog)"
+t_has "openwrt: on the UCI profile" "start $pid2 --config /etc/nasboot-alt.toml run" "$(dlog "start $pid2 --config /etc/nasboot-alt.toml run")"
 reload_config
 t_eq "openwrt: negative control: reload_config, nothing changed: nothing" "" "$(new_actions)"
 
