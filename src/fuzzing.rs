@@ -33,7 +33,8 @@
 //! - [`tool_output`]: `iptables-save` output completed for a rollback,
 //!   `exportfs` error output.
 //! - [`netlink`]: one datagram of rtnetlink replies walked, each message
-//!   read as an address and as a route; the prefixes fit their family.
+//!   read as an address, a route and a qdisc, class or filter (SQM); the
+//!   prefixes fit their family.
 //! - [`nf_tables`]: one datagram of nf_tables replies (acks, errors with
 //!   and without the extended ack, dumps), in both byte orders: read as
 //!   the answer to a batch, where an error counts only for the batch's
@@ -328,6 +329,14 @@ pub fn netlink(data: &[u8]) {
         }
         if let Some(r) = route(payload) {
             let _ = (r.dst.network(), r.dst.broadcast());
+        }
+        // A qdisc, class or filter (SQM's dumps), and its line in `status`.
+        for class in [false, true] {
+            if let Some(o) = crate::sys::tc::object(payload, class) {
+                if let crate::sys::tc::Kind::Cake(c) = o.kind {
+                    let _ = crate::seam::netif::Qdisc::Cake(c).to_string();
+                }
+            }
         }
     });
     let _ = ARPHRD_ETHER;

@@ -42,6 +42,9 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
             }
         }
     }
+    let mut shaped = String::new();
+    let _ = crate::net::sqm::status(now.net.virt.links.as_deref().unwrap_or_default(), &now.net.sqm, &mut shaped);
+    let _ = io.out.write_all(shaped.as_bytes());
     if p.firewall.forward {
         let path = std::path::Path::new(crate::paths::PROC_NF_CONNTRACK);
         match seams.files.read(path) {

@@ -125,6 +125,71 @@ pub struct Ethtool {
     pub autoneg: Option<bool>,
 }
 
+/// A shaper rate in kbit/s: 8 (the shapers' floor) to 10,000,000 (10 Gbit/s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kbit(pub u32);
+
+impl<'de> Deserialize<'de> for Kbit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::types::int_in_range(d, 8, 10_000_000, "rate (kbit/s)").map(|n| Kbit(n as u32))
+    }
+}
+
+/// Bytes the link adds to each packet, as cake's `overhead` takes them:
+/// -64 to 256.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overhead(pub i32);
+
+impl<'de> Deserialize<'de> for Overhead {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::types::int_in_range(d, -64, 256, "overhead").map(|n| Overhead(n as i32))
+    }
+}
+
+/// How the modem's link frames packets (cake's `atm`/`ptm`; an HTB
+/// rate's link layer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkLayer {
+    /// Ethernet-like: the overhead only.
+    #[default]
+    Ethernet,
+    /// ADSL: 53-byte cells carrying 48 bytes each.
+    Atm,
+    /// VDSL2: 64b/65b encoding.
+    Ptm,
+}
+
+/// Which queue discipline shapes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SqmQdisc {
+    /// cake where the kernel has sch_cake, else fq_codel under HTB.
+    #[default]
+    Auto,
+    Cake,
+    FqCodel,
+}
+
+/// `[interface.sqm]`: shaping a WAN a little under the modem's rates, so
+/// that the queue builds here, where cake or fq_codel keep it short,
+/// not in the modem's buffer.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sqm {
+    /// Upload: the root qdisc of the WAN.
+    pub egress_kbit: Spanned<Kbit>,
+    /// Download: an IFB device (`ifb4<wan>`) fed by the WAN's ingress
+    /// qdisc (u32 match-all, mirred redirect). None: egress only.
+    pub ingress_kbit: Option<Spanned<Kbit>>,
+    #[serde(default)]
+    pub overhead: Overhead,
+    #[serde(default)]
+    pub link_layer: LinkLayer,
+    #[serde(default)]
+    pub qdisc: SqmQdisc,
+}
+
 /// One `[[interface]]` table.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -169,6 +234,8 @@ pub struct Interface {
     /// Wait up to this many seconds for carrier after bringing the link up.
     pub carrier_timeout: Option<u32>,
     pub ethtool: Option<Ethtool>,
+    /// Smart queue management on a WAN (`[interface.sqm]`).
+    pub sqm: Option<Sqm>,
     /// Per-interface sysctls, relative to net.ipv4.conf.IF / net.ipv6.conf.IF,
     /// written as e.g. "ipv4.rp_filter" = 1.
     #[serde(default)]

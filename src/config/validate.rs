@@ -240,6 +240,15 @@ fn interfaces(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
                 return Err(src.error(Some(iface.name.span()), &key(&format!("ethtool.{k}")), "a ring needs at least one entry"));
             }
         }
+        if let Some(q) = &iface.sqm {
+            if iface.role != Role::Wan {
+                return Err(src.error(
+                    Some(q.egress_kbit.span()),
+                    &key("sqm"),
+                    format!("`{name}` is not a WAN (role = \"wan\"): SQM shapes the link to the modem only"),
+                ));
+            }
+        }
         if let Some(ra) = iface.accept_ra {
             if ra > 2 {
                 return Err(src.error(Some(iface.name.span()), &key("accept_ra"), format!("accept_ra is 0, 1 or 2, not {ra}")));

@@ -55,6 +55,12 @@ pub(crate) enum Error {
     Virt { name: IfName, op: VirtOp, source: io::Error },
     /// The name is taken by a link nasboot did not create (`is`: its kind).
     Foreign { name: IfName, is: String },
+    /// SQM cannot be set as the profile says (`why` names the key):
+    /// nothing of it was applied.
+    Sqm { name: IfName, why: String },
+    /// The kernel refused an SQM change (`op`, in tc's words); what the
+    /// step had set before it was taken back.
+    Tc { name: IfName, op: String, source: io::Error },
 }
 
 /// A change to a nasboot link or a port, for [`Error::Virt`].
@@ -98,6 +104,7 @@ impl Error {
             Error::Missing { name } | Error::Create { name, .. } | Error::Virt { name, .. } | Error::Foreign { name, .. } => {
                 (name, "", &"")
             }
+            Error::Sqm { name, .. } | Error::Tc { name, .. } => (name, " sqm", &""),
             Error::Up { name, .. } => (name, " up", &""),
             Error::Mtu { name, .. } => (name, " mtu", &""),
             Error::TxQueueLen { name, .. } => (name, " txqueuelen", &""),
@@ -168,6 +175,14 @@ impl fmt::Display for Error {
             }
             Error::Virt { op, source, .. } => write!(f, "cannot {op}: {source}"),
             Error::Foreign { is, .. } => write!(f, "exists as {is}, which nasboot did not create; nothing was applied to it"),
+            Error::Sqm { why, .. } => write!(f, "{why}; no shaping was applied"),
+            Error::Tc { op, source, .. } => {
+                write!(f, "the kernel refused `{op}`: {}", Shown(source))?;
+                if errno(source) == Some(nix::libc::ENOENT) && op.contains(" qdisc replace ") {
+                    f.write_str(" (the kernel lacks this qdisc: set [interface.sqm] qdisc to one it has)")?;
+                }
+                f.write_str("; the step's other changes were taken back, the link is not shaped")
+            }
         }
     }
 }
@@ -188,13 +203,15 @@ impl std::error::Error for Error {
             | Error::Route { source, .. }
             | Error::DhcpRun { source, .. }
             | Error::Create { source, .. }
-            | Error::Virt { source, .. } => Some(source),
+            | Error::Virt { source, .. }
+            | Error::Tc { source, .. } => Some(source),
             Error::Missing { .. }
             | Error::Vanished { .. }
             | Error::NoCarrier { .. }
             | Error::NoDhcpClient { .. }
             | Error::DhcpFailed { .. }
-            | Error::Foreign { .. } => None,
+            | Error::Foreign { .. }
+            | Error::Sqm { .. } => None,
         }
     }
 }

@@ -30,6 +30,7 @@ pub(crate) mod dhcp;
 mod error;
 pub(crate) mod ethtool;
 pub(crate) mod link;
+pub(crate) mod sqm;
 pub(crate) mod tuning;
 pub(crate) mod virt;
 
@@ -103,6 +104,8 @@ pub(crate) enum Action {
     Dhcp(dhcp::Action),
     /// Bridges and VLANs: created, removed, ports (before the firewall).
     Virt(virt::Action),
+    /// A WAN's shaping (after the links).
+    Sqm(sqm::Action),
 }
 
 impl fmt::Display for Action {
@@ -116,6 +119,7 @@ impl fmt::Display for Action {
             Action::Addr(a) => a.fmt(f),
             Action::Dhcp(a) => a.fmt(f),
             Action::Virt(a) => a.fmt(f),
+            Action::Sqm(a) => a.fmt(f),
         }
     }
 }
@@ -142,6 +146,8 @@ pub(crate) struct Observed {
     pub routes: Result<Vec<RouteEntry>, Errno>,
     /// Every link's kind, master and alias (bridges and VLANs).
     pub virt: virt::Observed,
+    /// The qdiscs, for SQM.
+    pub sqm: sqm::Observed,
     /// Observed after the netdev steps ran (`cmd::apply`'s second pass):
     /// a bridge or VLAN still missing is missing, not about to be created.
     pub after_netdev: bool,
@@ -149,7 +155,14 @@ pub(crate) struct Observed {
 
 impl Default for Observed {
     fn default() -> Self {
-        Observed { links: Vec::new(), ifaces: Vec::new(), routes: Ok(Vec::new()), virt: virt::Observed::default(), after_netdev: false }
+        Observed {
+            links: Vec::new(),
+            ifaces: Vec::new(),
+            routes: Ok(Vec::new()),
+            virt: virt::Observed::default(),
+            sqm: sqm::Observed::default(),
+            after_netdev: false,
+        }
     }
 }
 
@@ -183,6 +196,7 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         out.ifaces.push(o);
     }
     out.virt = virt::observe(seams);
+    out.sqm = sqm::observe(p, out.virt.links.as_deref().unwrap_or_default(), seams);
     let wants_routes = p.interface.iter().any(|i| !i.route.is_empty() || i.gateway.is_some() || i.gateway6.is_some());
     if wants_routes {
         out.routes = seams.netif.routes().map_err(|e| Errno::of(&e));
@@ -229,6 +243,9 @@ fn plan_all(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
         };
         plan_iface(iface, o, state, &now.routes, &mut out, &mut notes);
     }
+    let (sqm, sqm_notes) = sqm::plan(p, now.virt.links.as_deref().unwrap_or_default(), &now.sqm);
+    out.extend(sqm.into_iter().map(Action::Sqm));
+    notes.extend(sqm_notes);
     (out, notes)
 }
 
@@ -283,6 +300,7 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
         Action::Addr(a) => addr::apply(a, seams),
         Action::Dhcp(a) => dhcp::apply(a, seams),
         Action::Virt(a) => virt::apply(a, seams),
+        Action::Sqm(a) => sqm::apply(a, seams),
     }
 }
 

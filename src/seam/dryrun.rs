@@ -4,7 +4,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::netif::{EthtoolSet, Features, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry};
+use super::netif::{EthtoolSet, Features, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry, TcList, TcObject, TcOp};
 use super::nftables::{CommitError, Nftables, TableId};
 use super::real::{files::RealFiles, netif::RealNetif, nfnl::RealNftables, runner::RealRunner, sysctl::RealSysctl, Root};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
@@ -190,6 +190,7 @@ impl Netif for DryRunNetif {
         match link {
             NewLink::Bridge { name, stp } => say(format_args!("create bridge {name} (stp {})", if *stp { "on" } else { "off" })),
             NewLink::Vlan { name, link, id } => say(format_args!("create vlan {name} id {id} on {link}")),
+            NewLink::Ifb { name } => say(format_args!("create ifb {name}")),
         }
         Ok(())
     }
@@ -206,6 +207,13 @@ impl Netif for DryRunNetif {
     }
     fn delete_link(&mut self, name: &IfName) -> io::Result<()> {
         say(format_args!("delete {name}"));
+        Ok(())
+    }
+    fn tc_list(&mut self, what: TcList) -> io::Result<Vec<TcObject>> {
+        self.real.tc_list(what)
+    }
+    fn tc_set(&mut self, op: &TcOp) -> io::Result<()> {
+        say(format_args!("tc {op}"));
         Ok(())
     }
     fn ethtool_rings(&mut self, name: &IfName) -> io::Result<RingParam> {

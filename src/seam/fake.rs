@@ -8,12 +8,16 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::netif::{EthtoolSet, Features, Kind, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry, ARPHRD_ETHER, OURS};
+use super::netif::{
+    EthtoolSet, Features, Kind, LinkInfo, LinkModes, LinkState, Netif, NewLink, Qdisc, RouteEntry, TcKind, TcList, TcObject, TcOp,
+    ARPHRD_ETHER, OURS,
+};
 use super::nftables::{CommitError, Nftables, TableId};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Seams, Sysctl};
 use crate::config::types::{IfName, IpNet};
 use crate::sys::ethtool::{cmd, Coalesce, GetFeaturesBlock, LegacyCmd, LinkSettings, PauseParam, RingParam};
+use crate::sys::tc::{INGRESS_HANDLE, TC_H_INGRESS, TC_H_ROOT};
 
 /// The journal of side effects, shared by all fakes of one board.
 pub(crate) type Journal = Rc<RefCell<Vec<String>>>;
@@ -290,6 +294,12 @@ pub(crate) struct FakeNetif {
     /// Every ethtool change asked for, in order (as youki's recording
     /// netlink client keeps every message).
     pub sent: Vec<(IfName, EthtoolSet)>,
+    /// The qdiscs, HTB classes and ingress filters (`FakeNetif::tc_*`);
+    /// a device's root is the kernel's default while none is listed.
+    pub tc: Vec<TcObject>,
+    /// Qdisc kinds this kernel lacks ("cake"): ENOENT, as the kernel
+    /// answers an unknown kind.
+    pub tc_missing: Vec<&'static str>,
 }
 
 impl FakeNetif {
@@ -356,6 +366,7 @@ impl FakeNetif {
     fn fake_create(&mut self, link: &NewLink) -> io::Result<()> {
         let (name, kind, mtu) = match link {
             NewLink::Bridge { name, stp } => (name, Kind::Bridge { stp: *stp }, 1500),
+            NewLink::Ifb { name } => (name, Kind::Other(heapless::String::try_from("ifb").expect("fits")), 1500),
             NewLink::Vlan { name, link, id } => {
                 let lower = self.links.get(link.as_str()).ok_or_else(|| io::Error::from_raw_os_error(nix::libc::ENODEV))?;
                 let (mtu, link) = (lower.state.mtu, lower.state.index);
@@ -410,6 +421,112 @@ impl FakeNetif {
     }
 }
 
+/// Traffic control as the kernel answers `tc` (checked on 6.18 with
+/// iproute2's tc, and in net/sched/sch_api.c): a root qdisc replaced
+/// with the handle of a root of another kind is EINVAL; deleting a root
+/// whose handle is another is EINVAL, and deleting none ENOENT; a second
+/// ingress qdisc is EEXIST; a class needs its HTB qdisc and a leaf its
+/// class (ENOENT); a filter needs the ingress qdisc (EINVAL) and its
+/// target device (ENODEV); deleting a qdisc takes its children, classes
+/// and filters with it, and deleting a link its qdiscs. Not modelled:
+/// packets, counters (a test sets them), and any qdisc below a leaf.
+impl FakeNetif {
+    fn fake_tc_set(&mut self, op: &TcOp) -> io::Result<()> {
+        let err = |e| Err(io::Error::from_raw_os_error(e));
+        let dev_index = |n: &IfName, me: &Self| me.links.get(n.as_str()).map(|l| l.state.index);
+        let (dev, what) = match op {
+            TcOp::Qdisc { dev, .. } | TcOp::Delete { dev, .. } | TcOp::Class { dev, .. } | TcOp::Redirect { dev, .. } => (dev, op),
+        };
+        let Some(index) = dev_index(dev, self) else { return err(nix::libc::ENODEV) };
+        let at = |me: &Self, parent: u32| me.tc.iter().position(|o| o.index == index && o.parent == parent && !Self::is_filter_or_class(o));
+        match what {
+            TcOp::Qdisc { parent, handle, qdisc, .. } => {
+                let kind = match qdisc {
+                    Qdisc::Cake(c) => TcKind::Cake(*c),
+                    Qdisc::Htb => TcKind::Htb,
+                    Qdisc::FqCodel => TcKind::FqCodel,
+                    Qdisc::Ingress => TcKind::Ingress,
+                };
+                let name = qdisc.to_string();
+                if self.tc_missing.iter().any(|m| name.starts_with(m)) {
+                    return err(nix::libc::ENOENT);
+                }
+                if *parent != TC_H_ROOT
+                    && *parent != TC_H_INGRESS
+                    && !self.tc.iter().any(|o| o.index == index && o.handle == *parent && matches!(o.kind, TcKind::HtbClass(_)))
+                {
+                    return err(nix::libc::ENOENT);
+                }
+                if let Some(i) = at(self, *parent) {
+                    let old = &self.tc[i];
+                    if *qdisc == Qdisc::Ingress {
+                        return err(nix::libc::EEXIST);
+                    }
+                    if old.handle == *handle && std::mem::discriminant(&old.kind) != std::mem::discriminant(&kind) {
+                        return err(nix::libc::EINVAL);
+                    }
+                    if old.handle == *handle {
+                        self.tc[i].kind = kind;
+                        self.note(format!("tc {op}"));
+                        return Ok(());
+                    }
+                    self.fake_tc_drop(index, self.tc[i].handle);
+                }
+                self.tc.push(TcObject { index, handle: *handle, parent: *parent, prio: 0, kind, stats: Default::default() });
+            }
+            TcOp::Delete { parent, handle, .. } => {
+                let Some(i) = at(self, *parent) else { return err(nix::libc::ENOENT) };
+                if self.tc[i].handle != *handle {
+                    return err(nix::libc::EINVAL);
+                }
+                self.fake_tc_drop(index, *handle);
+            }
+            TcOp::Class { parent, classid, rate, .. } => {
+                if !self.tc.iter().any(|o| o.index == index && o.handle == *parent && o.kind == TcKind::Htb) {
+                    return err(nix::libc::ENOENT);
+                }
+                self.tc.retain(|o| !(o.index == index && o.handle == *classid));
+                self.tc.push(TcObject {
+                    index,
+                    handle: *classid,
+                    parent: *parent,
+                    prio: 0,
+                    kind: TcKind::HtbClass(*rate),
+                    stats: Default::default(),
+                });
+            }
+            TcOp::Redirect { to, .. } => {
+                let Some(to) = dev_index(to, self) else { return err(nix::libc::ENODEV) };
+                if at(self, TC_H_INGRESS).is_none() {
+                    return err(nix::libc::EINVAL);
+                }
+                let kind = TcKind::U32 { redirect: Some(to) };
+                self.tc.push(TcObject { index, handle: 0x800, parent: INGRESS_HANDLE, prio: 10, kind, stats: Default::default() });
+            }
+        }
+        self.note(format!("tc {op}"));
+        Ok(())
+    }
+
+    fn is_filter_or_class(o: &TcObject) -> bool {
+        matches!(o.kind, TcKind::U32 { .. } | TcKind::HtbClass(_))
+    }
+
+    /// Remove qdisc `handle` of device `index`, with everything below it.
+    fn fake_tc_drop(&mut self, index: u32, handle: u32) {
+        let mut gone = vec![handle];
+        while let Some(h) = gone.pop() {
+            let major = h & 0xffff_0000;
+            let (drop, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.tc).into_iter().partition(|o| {
+                o.index == index
+                    && (o.handle == h || (o.parent & 0xffff_0000 == major && o.parent != TC_H_ROOT && o.parent != TC_H_INGRESS))
+            });
+            self.tc = keep;
+            gone.extend(drop.iter().filter(|o| o.handle != h && o.handle & 0xffff == 0).map(|o| o.handle));
+        }
+    }
+}
+
 impl Netif for FakeNetif {
     fn link_infos(&mut self) -> io::Result<Vec<LinkInfo>> {
         Ok(self.fake_infos())
@@ -438,7 +555,20 @@ impl Netif for FakeNetif {
     }
     fn delete_link(&mut self, name: &IfName) -> io::Result<()> {
         let index = self.get(name)?.state.index;
-        self.fake_delete(index)
+        self.fake_delete(index)?;
+        self.tc.retain(|o| o.index != index);
+        Ok(())
+    }
+    fn tc_list(&mut self, what: TcList) -> io::Result<Vec<TcObject>> {
+        let keep = |o: &&TcObject| match what {
+            TcList::Qdiscs => !Self::is_filter_or_class(o),
+            TcList::Classes(i) => o.index == i && matches!(o.kind, TcKind::HtbClass(_)),
+            TcList::IngressFilters(i) => o.index == i && matches!(o.kind, TcKind::U32 { .. }),
+        };
+        Ok(self.tc.iter().filter(keep).cloned().collect())
+    }
+    fn tc_set(&mut self, op: &TcOp) -> io::Result<()> {
+        self.fake_tc_set(op)
     }
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
         Ok(self.links.get(name.as_str()).map(|l| l.state.clone()))

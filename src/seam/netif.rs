@@ -17,6 +17,8 @@ use std::net::IpAddr;
 
 use crate::config::types::{IfName, IpNet};
 use crate::sys::ethtool::{cmd, Coalesce, GetFeaturesBlock, LegacyCmd, LinkSettings, PauseParam, RingParam, SetFeaturesBlock};
+pub(crate) use crate::sys::tc::{Cake, Framing, HtbRate, Kind as TcKind, Qdisc, TcObject};
+use crate::sys::tc::{INGRESS_HANDLE, TC_H_INGRESS, TC_H_ROOT};
 
 /// What the kernel says about a link (netdevice(7) ioctls).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -91,8 +93,130 @@ pub(crate) const OURS: &str = "nasboot";
 /// marked with the alias [`OURS`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NewLink {
-    Bridge { name: IfName, stp: bool },
-    Vlan { name: IfName, link: IfName, id: u16 },
+    Bridge {
+        name: IfName,
+        stp: bool,
+    },
+    Vlan {
+        name: IfName,
+        link: IfName,
+        id: u16,
+    },
+    /// An intermediate functional block: the download shaper's device.
+    Ifb {
+        name: IfName,
+    },
+}
+
+impl NewLink {
+    pub(crate) fn name(&self) -> &IfName {
+        match self {
+            NewLink::Bridge { name, .. } | NewLink::Vlan { name, .. } | NewLink::Ifb { name } => name,
+        }
+    }
+}
+
+/// Which traffic-control objects to list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcList {
+    /// Every device's qdiscs (RTM_GETQDISC dump).
+    Qdiscs,
+    /// One device's classes (RTM_GETTCLASS).
+    Classes(u32),
+    /// The filters on one device's ingress qdisc (RTM_GETTFILTER).
+    IngressFilters(u32),
+}
+
+/// One traffic-control change (rtnetlink, as `tc` would send it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TcOp {
+    /// Create or replace a qdisc (NLM_F_CREATE | NLM_F_REPLACE; the
+    /// ingress qdisc NLM_F_CREATE | NLM_F_EXCL) at `parent`.
+    Qdisc { dev: IfName, parent: u32, handle: u32, qdisc: Qdisc },
+    /// Delete the qdisc `handle` at `parent` (its classes, filters and
+    /// children go with it).
+    Delete { dev: IfName, parent: u32, handle: u32 },
+    /// Create or replace HTB class `classid`.
+    Class { dev: IfName, parent: u32, classid: u32, rate: HtbRate },
+    /// The u32 match-all filter on `dev`'s ingress qdisc that redirects
+    /// every packet to `to` (mirred).
+    Redirect { dev: IfName, to: IfName },
+}
+
+/// A handle as tc writes it: `4e42:`, `4e42:1`, `root`, `ingress`.
+pub(crate) struct Handle(pub u32);
+
+impl fmt::Display for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            TC_H_ROOT => f.write_str("root"),
+            TC_H_INGRESS => f.write_str("ingress"),
+            h if h & 0xffff == 0 => write!(f, "{:x}:", h >> 16),
+            h => write!(f, "{:x}:{:x}", h >> 16, h & 0xffff),
+        }
+    }
+}
+
+/// A parent as tc writes it: `root`, `ingress`, `parent 4e42:1`.
+struct Parent(u32);
+
+impl fmt::Display for Parent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            TC_H_ROOT | TC_H_INGRESS => Handle(self.0).fmt(f),
+            h => write!(f, "parent {}", Handle(h)),
+        }
+    }
+}
+
+/// kbit/s of a rate in bytes/s.
+pub(crate) fn kbit(bytes_per_s: u64) -> u64 {
+    bytes_per_s.saturating_mul(8) / 1000
+}
+
+impl fmt::Display for Qdisc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Qdisc::Cake(c) => {
+                write!(f, "cake bandwidth {}kbit besteffort overhead {}", kbit(c.rate), c.overhead)?;
+                match c.framing {
+                    Framing::Ethernet => {}
+                    Framing::Atm => f.write_str(" atm")?,
+                    Framing::Ptm => f.write_str(" ptm")?,
+                }
+                f.write_str(if c.ingress { " ingress" } else { "" })
+            }
+            Qdisc::Htb => f.write_str("htb default 1"),
+            Qdisc::FqCodel => f.write_str("fq_codel"),
+            Qdisc::Ingress => f.write_str("ingress"),
+        }
+    }
+}
+
+/// What the change sends, in tc's words: `eth1: qdisc replace root
+/// handle 4e42: cake bandwidth 2850kbit besteffort overhead 18`.
+impl fmt::Display for TcOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TcOp::Qdisc { dev, handle, qdisc, .. } if *handle == INGRESS_HANDLE => write!(f, "{dev}: qdisc add handle ffff: {qdisc}"),
+            TcOp::Qdisc { dev, parent, handle, qdisc } => {
+                write!(f, "{dev}: qdisc replace {} handle {} {qdisc}", Parent(*parent), Handle(*handle))
+            }
+            TcOp::Delete { dev, parent, handle } => write!(f, "{dev}: qdisc del {} handle {}", Parent(*parent), Handle(*handle)),
+            TcOp::Class { dev, parent, classid, rate } => write!(
+                f,
+                "{dev}: class replace parent {} classid {} htb rate {}kbit overhead {}{}",
+                Handle(*parent),
+                Handle(*classid),
+                kbit(rate.rate.into()),
+                rate.overhead,
+                if rate.atm { " linklayer atm" } else { "" }
+            ),
+            TcOp::Redirect { dev, to } => {
+                write!(f, "{dev}: filter add parent ffff: protocol all prio 10 u32 match u32 0 0 action mirred egress redirect dev {to}")
+            }
+        }
+    }
 }
 
 /// Interface operations.
@@ -148,6 +272,10 @@ pub trait Netif {
     fn set_bridge_stp(&mut self, bridge: &IfName, on: bool) -> io::Result<()>;
     /// Remove a link (RTM_DELLINK).
     fn delete_link(&mut self, name: &IfName) -> io::Result<()>;
+    /// Traffic-control objects with their counters.
+    fn tc_list(&mut self, what: TcList) -> io::Result<Vec<TcObject>>;
+    /// One traffic-control change.
+    fn tc_set(&mut self, op: &TcOp) -> io::Result<()>;
 }
 
 /// ETHTOOL_GLINKSETTINGS's answer: the header and the link-mode bitmaps

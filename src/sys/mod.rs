@@ -6,6 +6,8 @@
 //!
 //! - [`ethtool`]: SIOCETHTOOL's command structures (include/uapi/linux/ethtool.h);
 //! - [`rtnl`]: rtnetlink's link messages (ifinfomsg, IFLA_* attributes);
+//! - [`tc`]: traffic control's messages (tcmsg, the qdiscs, the HTB class,
+//!   the u32 filter with its mirred action, the counters);
 //! - [`time`]: the wall clock and file times past 2038 on the 32-bit musl
 //!   builds (musl's `__clock_gettime64`, statx);
 //! - [`watchdog`]: the watchdog API (include/uapi/linux/watchdog.h) and the
@@ -14,5 +16,6 @@
 pub(crate) mod ethtool;
 pub(crate) mod nftnl;
 pub(crate) mod rtnl;
+pub(crate) mod tc;
 pub(crate) mod time;
 pub(crate) mod watchdog;

@@ -20,7 +20,9 @@ use nix::sys::socket::{socket, AddressFamily, SockFlag, SockType};
 
 use super::netlink::Rtnl;
 use crate::config::types::{IfName, IpNet};
-use crate::seam::netif::{EthtoolSet, Features, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry, ARPHRD_ETHER};
+use crate::seam::netif::{
+    EthtoolSet, Features, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry, TcList, TcObject, TcOp, ARPHRD_ETHER,
+};
 use crate::sys::ethtool::{cmd, Coalesce, LegacyCmd, PauseParam, RingParam, SIOCETHTOOL};
 
 /// The kernel's interfaces, through one datagram socket and one
@@ -216,7 +218,7 @@ impl Netif for RealNetif {
     fn create_link(&mut self, link: &NewLink) -> io::Result<()> {
         let lower = match link {
             NewLink::Vlan { link, .. } => self.index_of(link)?,
-            NewLink::Bridge { .. } => 0,
+            NewLink::Bridge { .. } | NewLink::Ifb { .. } => 0,
         };
         self.rtnl()?.create_link(link, lower)
     }
@@ -238,6 +240,23 @@ impl Netif for RealNetif {
     fn delete_link(&mut self, name: &IfName) -> io::Result<()> {
         let index = self.index_of(name)?;
         self.rtnl()?.delete_link(index)
+    }
+
+    fn tc_list(&mut self, what: TcList) -> io::Result<Vec<TcObject>> {
+        self.rtnl()?.tc_list(what)
+    }
+
+    fn tc_set(&mut self, op: &TcOp) -> io::Result<()> {
+        let (dev, to) = match op {
+            TcOp::Redirect { dev, to } => (dev, Some(to)),
+            TcOp::Qdisc { dev, .. } | TcOp::Delete { dev, .. } | TcOp::Class { dev, .. } => (dev, None),
+        };
+        let index = self.index_of(dev)?;
+        let to = match to {
+            Some(t) => self.index_of(t)?,
+            None => 0,
+        };
+        self.rtnl()?.tc_set(op, index, to)
     }
 
     fn ethtool_rings(&mut self, name: &IfName) -> io::Result<RingParam> {

@@ -15,11 +15,12 @@ use netlink_packet_core::{Emitable, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_E
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
 use crate::config::types::{IfName, IpNet};
-use crate::seam::netif::{Kind, LinkInfo, NewLink, RouteEntry, OURS};
+use crate::seam::netif::{Kind, LinkInfo, NewLink, Qdisc, RouteEntry, TcList, TcObject, TcOp, OURS};
 use crate::sys::rtnl::{
     self, IFA_ADDRESS, IFA_BROADCAST, IFA_LOCAL, IFLA_BR_STP_STATE, IFLA_IFALIAS, IFLA_IFNAME, IFLA_INFO_DATA, IFLA_INFO_KIND, IFLA_LINK,
     IFLA_LINKINFO, IFLA_MASTER, IFLA_VLAN_ID, RTA_DST, RTA_GATEWAY, RTA_OIF, RTA_PRIORITY, RTA_TABLE,
 };
+use crate::sys::tc;
 
 // Message types (include/uapi/linux/netlink.h, rtnetlink.h). Only the
 // link, address and route messages are built and parsed, by hand: the
@@ -161,9 +162,7 @@ impl Rtnl {
     pub(crate) fn create_link(&mut self, link: &NewLink, lower: u32) -> io::Result<()> {
         let mut m = Vec::with_capacity(96);
         rtnl::ifinfomsg(&mut m, 0);
-        let name = match link {
-            NewLink::Bridge { name, .. } | NewLink::Vlan { name, .. } => name,
-        };
+        let name = link.name();
         rtnl::attr_str(&mut m, IFLA_IFNAME, name.as_str());
         if let NewLink::Vlan { .. } = link {
             rtnl::attr(&mut m, IFLA_LINK, &lower.to_ne_bytes());
@@ -182,6 +181,7 @@ impl Rtnl {
                 rtnl::attr(&mut m, IFLA_VLAN_ID, &id.to_ne_bytes());
                 rtnl::end_nest(&mut m, data);
             }
+            NewLink::Ifb { .. } => rtnl::attr_str(&mut m, IFLA_INFO_KIND, "ifb"),
         }
         rtnl::end_nest(&mut m, info);
         self.request(rtnl::RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &Raw(m))?;
@@ -218,6 +218,49 @@ impl Rtnl {
         let mut m = Vec::with_capacity(rtnl::IFINFOMSG_LEN);
         rtnl::ifinfomsg(&mut m, index);
         self.request(rtnl::RTM_DELLINK, 0, &Raw(m))
+    }
+    /// A traffic-control dump: every qdisc, or one device's classes or
+    /// ingress filters.
+    pub(crate) fn tc_list(&mut self, what: TcList) -> io::Result<Vec<TcObject>> {
+        let (kind, index, parent) = match what {
+            TcList::Qdiscs => (tc::RTM_GETQDISC, 0, 0),
+            TcList::Classes(i) => (tc::RTM_GETTCLASS, i, 0),
+            TcList::IngressFilters(i) => (tc::RTM_GETTFILTER, i, tc::INGRESS_HANDLE),
+        };
+        let mut req = Vec::with_capacity(tc::TCMSG_LEN);
+        tc::tcmsg(&mut req, index, 0, parent, 0);
+        let mut out = Vec::new();
+        self.dump(kind, &Raw(req), |k, payload| {
+            if let Some(o) = tc::object(payload, k == tc::RTM_NEWTCLASS) {
+                out.push(o);
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// One traffic-control change; `index`, `to`: the devices' indices.
+    pub(crate) fn tc_set(&mut self, op: &TcOp, index: u32, to: u32) -> io::Result<()> {
+        let mut m = Vec::with_capacity(128);
+        let (kind, flags) = match op {
+            TcOp::Qdisc { parent, handle, qdisc, .. } => {
+                tc::qdisc(&mut m, index, *parent, *handle, qdisc);
+                let how = if *qdisc == Qdisc::Ingress { NLM_F_EXCL } else { NLM_F_REPLACE };
+                (tc::RTM_NEWQDISC, NLM_F_CREATE | how)
+            }
+            TcOp::Delete { parent, handle, .. } => {
+                tc::tcmsg(&mut m, index, *handle, *parent, 0);
+                (tc::RTM_DELQDISC, 0)
+            }
+            TcOp::Class { parent, classid, rate, .. } => {
+                tc::htb_class(&mut m, index, *parent, *classid, rate);
+                (tc::RTM_NEWTCLASS, NLM_F_CREATE | NLM_F_REPLACE)
+            }
+            TcOp::Redirect { .. } => {
+                tc::redirect(&mut m, index, to);
+                (tc::RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL)
+            }
+        };
+        self.request(kind, flags, &Raw(m))
     }
 }
 

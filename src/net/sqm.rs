@@ -1,0 +1,456 @@
+//! Smart queue management on a WAN (`[interface.sqm]`): the upload
+//! shaped by the WAN's root qdisc, the download by an IFB device that the
+//! WAN's ingress qdisc feeds (a u32 match-all filter with a mirred
+//! redirect), all through rtnetlink, never `tc`. The layout is
+//! sqm-scripts' (`piece_of_cake`, and `simple` for fq_codel under HTB):
+//!
+//! - cake (the default): `root handle 4e42: cake bandwidth R besteffort
+//!   overhead N [atm|ptm]`, and the same with `ingress` on `ifb4<wan>`;
+//! - fq_codel under HTB, where the kernel has no sch_cake (`qdisc =
+//!   "auto"` picks it from the module list; `plan` says so): `root handle
+//!   4e42: htb default 1`, class `4e42:1` at the rate (its overhead and
+//!   ATM cells; PTM's 64b/65b as a rate 1/65 lower; a negative overhead
+//!   as 0), and `fq_codel` as its leaf `4e43:`.
+//!
+//! nasboot's own: a root qdisc with handle `4e42:`, and an IFB with the
+//! alias `nasboot` (as its bridges). It changes or removes nothing else:
+//! a root qdisc of another's on the WAN is refused, not replaced. The
+//! ingress qdisc of a WAN is taken as nasboot's while its IFB is.
+//!
+//! Each WAN's changes are one step: when the kernel refuses one, what
+//! the step had set is taken back, so a link is never left half shaped
+//! (a download redirected to an IFB without its shaper, say).
+
+use std::fmt;
+use std::path::Path;
+
+use super::{Errno, Error};
+use crate::config::net::{LinkLayer, Role, Sqm, SqmQdisc};
+use crate::config::types::IfName;
+use crate::config::Profile;
+use crate::seam::netif::{Cake, Framing, HtbRate, Kind, LinkInfo, NewLink, Qdisc, TcKind, TcList, TcObject, TcOp, OURS};
+use crate::seam::Seams;
+use crate::sys::tc::{CAKE_BESTEFFORT, INGRESS_HANDLE, OURS as HANDLE, OURS_LEAF, TC_H_INGRESS, TC_H_ROOT};
+
+/// The class every packet goes to under nasboot's HTB.
+const CLASS: u32 = HANDLE | 1;
+
+/// The IFB that shapes `wan`'s download: `ifb4` and the WAN's name, as
+/// sqm-scripts names it, cut to the kernel's 15 bytes.
+pub(crate) fn ifb_name(wan: &IfName) -> IfName {
+    let mut s = format!("ifb4{wan}");
+    s.truncate(15);
+    s.parse().expect("ifb4 and an interface name, cut to 15 bytes, is a name")
+}
+
+/// Whether the kernel has a module, as far as the board tells.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Has {
+    Yes,
+    No,
+    /// No module list to ask (no /lib/modules): tried, and the kernel's
+    /// answer reported.
+    #[default]
+    Unknown,
+}
+
+/// The modules SQM uses: the qdiscs, then what the download needs.
+const MODULES: [&str; 7] = ["sch_cake", "sch_fq_codel", "sch_htb", "ifb", "act_mirred", "cls_u32", "sch_ingress"];
+const CAKE: usize = 0;
+const FQ_CODEL: usize = 1;
+const HTB: usize = 2;
+const DOWNLOAD: std::ops::Range<usize> = 3..7;
+
+/// The board's traffic-control state, read when a profile interface has
+/// `[interface.sqm]` or a link carries nasboot's shaping.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Observed {
+    /// Every device's qdiscs.
+    pub qdiscs: Vec<TcObject>,
+    /// The classes and ingress filters of the devices nasboot shapes.
+    pub more: Vec<TcObject>,
+    /// [`MODULES`], in order.
+    pub modules: [Has; 7],
+    /// Each SQM WAN's link speed in Mb/s (ETHTOOL_GLINKSETTINGS), when
+    /// the driver tells one.
+    pub speeds: Vec<(IfName, u32)>,
+    /// The qdisc dump failed (shown by the plan).
+    pub error: Option<Errno>,
+}
+
+fn sqm_wans(p: &Profile) -> impl Iterator<Item = (&IfName, &Sqm)> {
+    p.interface.iter().filter(|i| i.role == Role::Wan).filter_map(|i| i.sqm.as_ref().map(|s| (i.name.get_ref(), s)))
+}
+
+/// Read the qdiscs, and for the SQM WANs their classes, filters, link
+/// speed and the modules the kernel can load. `links`: every link
+/// (RTM_GETLINK, as `virt` read it).
+pub(crate) fn observe(p: &Profile, links: &[LinkInfo], seams: &mut Seams<'_>) -> Observed {
+    let mut out = Observed::default();
+    let wanted = sqm_wans(p).count() > 0;
+    let ours_ifb = links.iter().any(is_our_ifb);
+    match seams.netif.tc_list(TcList::Qdiscs) {
+        Ok(q) => out.qdiscs = q,
+        Err(e) => out.error = Some(Errno::of(&e)),
+    }
+    if !wanted && !ours_ifb && !out.qdiscs.iter().any(|q| q.handle == HANDLE) {
+        return out;
+    }
+    for q in out.qdiscs.iter().filter(|q| q.handle == HANDLE && matches!(q.kind, TcKind::Htb)) {
+        out.more.extend(seams.netif.tc_list(TcList::Classes(q.index)).unwrap_or_default());
+    }
+    for q in out.qdiscs.iter().filter(|q| q.handle == INGRESS_HANDLE) {
+        out.more.extend(seams.netif.tc_list(TcList::IngressFilters(q.index)).unwrap_or_default());
+    }
+    if wanted {
+        out.modules = modules(seams);
+        for (name, _) in sqm_wans(p) {
+            if let Ok(m) = seams.netif.ethtool_link_settings(name) {
+                // SPEED_UNKNOWN is -1; 0 is no speed either.
+                if m.settings.speed != 0 && m.settings.speed != u32::MAX {
+                    out.speeds.push((name.clone(), m.settings.speed));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Which of [`MODULES`] the kernel has: loaded or built in with
+/// parameters (/sys/module), in OpenWrt's flat /lib/modules/RELEASE, or
+/// named by modules.dep or modules.builtin (Debian, Buildroot).
+fn modules(seams: &mut Seams<'_>) -> [Has; 7] {
+    let mut out = [Has::Unknown; 7];
+    let release = seams.files.read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
+    let dir = format!("/lib/modules/{}", String::from_utf8_lossy(&release).trim());
+    let mut lists: Option<Vec<u8>> = None;
+    for (i, m) in MODULES.iter().enumerate() {
+        if seams.files.exists(Path::new(&format!("/sys/module/{m}"))) || seams.files.exists(Path::new(&format!("{dir}/{m}.ko"))) {
+            out[i] = Has::Yes;
+            continue;
+        }
+        let lists = lists.get_or_insert_with(|| {
+            let mut all = Vec::new();
+            for f in ["modules.dep", "modules.builtin"] {
+                if let Ok(b) = seams.files.read(Path::new(&format!("{dir}/{f}"))) {
+                    all.extend_from_slice(&b);
+                }
+            }
+            all
+        });
+        if !lists.is_empty() {
+            let needle = format!("/{m}.ko");
+            out[i] = if lists.windows(needle.len()).any(|w| w == needle.as_bytes()) { Has::Yes } else { Has::No };
+        }
+    }
+    out
+}
+
+fn is_our_ifb(l: &LinkInfo) -> bool {
+    l.alias.as_deref() == Some(OURS) && matches!(&l.kind, Kind::Other(k) if k == "ifb")
+}
+
+/// A shaper as nasboot sets it on a device's root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shaper {
+    Cake(Cake),
+    /// fq_codel under HTB at this rate.
+    Htb(HtbRate),
+}
+
+impl fmt::Display for Shaper {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shaper::Cake(c) => Qdisc::Cake(*c).fmt(f),
+            Shaper::Htb(r) => write!(f, "fq_codel under htb at {}kbit", crate::seam::netif::kbit(r.rate.into())),
+        }
+    }
+}
+
+/// One change of an SQM step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Tc(TcOp),
+    /// Create the IFB, down, with the alias `nasboot`.
+    CreateIfb(IfName),
+    Up(IfName),
+    RemoveIfb(IfName),
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::Tc(t) => t.fmt(f),
+            Op::CreateIfb(n) => write!(f, "create {n} (ifb, nasboot's)"),
+            Op::Up(n) => write!(f, "{n}: up"),
+            Op::RemoveIfb(n) => write!(f, "remove {n} (nasboot's ifb)"),
+        }
+    }
+}
+
+/// One WAN's SQM step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Shape (or stop shaping) `dev`: the changes, in order.
+    Set { dev: IfName, ops: Vec<Op> },
+    /// The profile's SQM cannot be set on this board; `why` names the key.
+    Refused { dev: IfName, why: String },
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Set { dev, ops } => {
+                write!(f, "{dev}: sqm:")?;
+                for op in ops {
+                    write!(f, "\n            {op}")?;
+                }
+                Ok(())
+            }
+            Action::Refused { dev, why } => write!(f, "{dev}: sqm: {why}; nothing will be shaped"),
+        }
+    }
+}
+
+/// The shaper for `kbit` in one direction.
+fn shaper(s: &Sqm, kbit: u32, ingress: bool, cake: bool) -> Shaper {
+    let bytes = u64::from(kbit) * 125;
+    if cake {
+        let framing = match s.link_layer {
+            LinkLayer::Ethernet => Framing::Ethernet,
+            LinkLayer::Atm => Framing::Atm,
+            LinkLayer::Ptm => Framing::Ptm,
+        };
+        return Shaper::Cake(Cake { rate: bytes, overhead: s.overhead.0, framing, ingress, diffserv: CAKE_BESTEFFORT });
+    }
+    let bytes = if s.link_layer == LinkLayer::Ptm { bytes * 64 / 65 } else { bytes };
+    Shaper::Htb(HtbRate { rate: bytes as u32, overhead: s.overhead.0.max(0) as u16, atm: s.link_layer == LinkLayer::Atm })
+}
+
+/// What shapes `index`'s root now: None for the kernel's default,
+/// `Err(kind handle)` for a qdisc of another's.
+fn current(index: u32, now: &Observed) -> Result<Option<Option<Shaper>>, String> {
+    let Some(root) = now.qdiscs.iter().find(|q| q.index == index && q.parent == TC_H_ROOT && q.handle != 0) else {
+        return Ok(None);
+    };
+    if root.handle != HANDLE {
+        let kind = match &root.kind {
+            TcKind::Other(k) => k.as_str(),
+            TcKind::Cake(_) => "cake",
+            TcKind::Htb | TcKind::HtbClass(_) => "htb",
+            TcKind::FqCodel => "fq_codel",
+            TcKind::Ingress | TcKind::U32 { .. } => "?",
+        };
+        return Err(format!("{kind} {}", crate::seam::netif::Handle(root.handle)));
+    }
+    Ok(Some(match root.kind {
+        TcKind::Cake(c) => Some(Shaper::Cake(c)),
+        TcKind::Htb => {
+            let class = now.more.iter().find_map(|o| match o.kind {
+                TcKind::HtbClass(r) if o.index == index && o.handle == CLASS => Some(r),
+                _ => None,
+            });
+            let leaf = now.qdiscs.iter().any(|q| q.index == index && q.parent == CLASS && q.kind == TcKind::FqCodel);
+            class.filter(|_| leaf).map(Shaper::Htb)
+        }
+        // Ours, but not as nasboot leaves it: made again.
+        _ => None,
+    }))
+}
+
+/// The changes that put `want` on `dev`'s root, given what is there.
+fn shape(dev: &IfName, want: Shaper, now: Option<Option<Shaper>>, ops: &mut Vec<Op>) {
+    let q = |parent, handle, qdisc| Op::Tc(TcOp::Qdisc { dev: dev.clone(), parent, handle, qdisc });
+    match (now, want) {
+        (Some(Some(n)), w) if n == w => return,
+        (Some(Some(Shaper::Htb(_))), Shaper::Htb(r)) => {
+            ops.push(Op::Tc(TcOp::Class { dev: dev.clone(), parent: HANDLE, classid: CLASS, rate: r }));
+            return;
+        }
+        (Some(Some(Shaper::Cake(_))), Shaper::Cake(_)) | (None, _) => {}
+        // Another kind, or ours half made: the kernel changes no kind in
+        // place.
+        (Some(_), _) => ops.push(Op::Tc(TcOp::Delete { dev: dev.clone(), parent: TC_H_ROOT, handle: HANDLE })),
+    }
+    match want {
+        Shaper::Cake(c) => ops.push(q(TC_H_ROOT, HANDLE, Qdisc::Cake(c))),
+        Shaper::Htb(r) => {
+            ops.push(q(TC_H_ROOT, HANDLE, Qdisc::Htb));
+            ops.push(Op::Tc(TcOp::Class { dev: dev.clone(), parent: HANDLE, classid: CLASS, rate: r }));
+            ops.push(q(CLASS, OURS_LEAF, Qdisc::FqCodel));
+        }
+    }
+}
+
+/// The actions, and the notes for a human. Pure.
+pub(crate) fn plan(p: &Profile, links: &[LinkInfo], now: &Observed) -> (Vec<Action>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    let index_of = |n: &IfName| links.iter().find(|l| &l.name == n).map(|l| l.index);
+    let mut kept: Vec<IfName> = Vec::new();
+    let has = |i: usize| now.modules[i];
+    for (dev, s) in sqm_wans(p) {
+        let refuse = |why: String| Action::Refused { dev: dev.clone(), why };
+        let Some(index) = index_of(dev) else { continue };
+        kept.push(dev.clone());
+        let cake = match s.qdisc {
+            SqmQdisc::Cake => true,
+            SqmQdisc::FqCodel => false,
+            SqmQdisc::Auto => has(CAKE) != Has::No,
+        };
+        if s.qdisc == SqmQdisc::Auto && !cake {
+            notes.push(format!("{dev}: sqm: the kernel has no sch_cake, so fq_codel under HTB shapes (qdisc = \"auto\")"));
+        }
+        if s.qdisc == SqmQdisc::Auto && has(CAKE) == Has::Unknown {
+            notes.push(format!("{dev}: sqm: no module list tells whether the kernel has sch_cake; cake is tried"));
+        }
+        let missing = if cake { [CAKE].as_slice() } else { [FQ_CODEL, HTB].as_slice() };
+        if let Some(m) = missing.iter().find(|i| has(**i) == Has::No) {
+            out.push(refuse(format!("qdisc = \"{}\": the kernel has no {}", if cake { "cake" } else { "fq_codel" }, MODULES[*m])));
+            continue;
+        }
+        if let Some(m) = DOWNLOAD.clone().find(|i| has(*i) == Has::No).filter(|_| s.ingress_kbit.is_some()) {
+            out.push(refuse(format!(
+                "ingress_kbit: the kernel has no {}, which shaping the download needs (drop ingress_kbit to shape the upload only)",
+                MODULES[m]
+            )));
+            continue;
+        }
+        let speed = now.speeds.iter().find(|(n, _)| n == dev).map(|(_, s)| *s);
+        let rates = [("egress_kbit", Some(s.egress_kbit.get_ref().0)), ("ingress_kbit", s.ingress_kbit.as_ref().map(|k| k.get_ref().0))];
+        if let Some((key, kbit, mbit)) =
+            rates.iter().find_map(|(k, r)| Some((*k, (*r)?, speed?)).filter(|(_, r, sp)| u64::from(*r) > u64::from(*sp) * 1000))
+        {
+            out.push(refuse(format!("{key} = {kbit} is above the link's speed, {mbit} Mb/s")));
+            continue;
+        }
+        let root = match current(index, now) {
+            Ok(c) => c,
+            Err(other) => {
+                out.push(refuse(format!("its root qdisc is {other}, which nasboot did not make, and is left alone")));
+                continue;
+            }
+        };
+        let mut ops = Vec::new();
+        if let Some(k) = &s.ingress_kbit {
+            let ifb = ifb_name(dev);
+            let link = links.iter().find(|l| l.name == ifb);
+            match link {
+                Some(l) if !is_our_ifb(l) => {
+                    out.push(refuse(format!("ingress_kbit: {ifb} exists and is not nasboot's")));
+                    continue;
+                }
+                Some(_) => {}
+                None => ops.push(Op::CreateIfb(ifb.clone())),
+            }
+            if !link.is_some_and(|l| l.up) {
+                ops.push(Op::Up(ifb.clone()));
+            }
+            let ifb_root = match link {
+                Some(l) => current(l.index, now).unwrap_or(Some(None)),
+                None => None,
+            };
+            shape(&ifb, shaper(s, k.get_ref().0, true, cake), ifb_root, &mut ops);
+            let ingress = now.qdiscs.iter().any(|q| q.index == index && q.parent == TC_H_INGRESS);
+            let redirected = link.is_some_and(|l| {
+                now.more.iter().any(|f| {
+                    f.index == index && f.prio == crate::sys::tc::REDIRECT_PRIO && f.kind == TcKind::U32 { redirect: Some(l.index) }
+                })
+            });
+            if !redirected {
+                if ingress {
+                    if link.is_none() {
+                        out.push(refuse(format!("ingress_kbit: {dev} has an ingress qdisc nasboot did not make")));
+                        continue;
+                    }
+                    // Ours, with its filter gone: made again.
+                    ops.push(Op::Tc(TcOp::Delete { dev: dev.clone(), parent: TC_H_INGRESS, handle: INGRESS_HANDLE }));
+                }
+                ops.push(Op::Tc(TcOp::Qdisc { dev: dev.clone(), parent: TC_H_INGRESS, handle: INGRESS_HANDLE, qdisc: Qdisc::Ingress }));
+                ops.push(Op::Tc(TcOp::Redirect { dev: dev.clone(), to: ifb.clone() }));
+            }
+            kept.push(ifb);
+        }
+        shape(dev, shaper(s, s.egress_kbit.get_ref().0, false, cake), root, &mut ops);
+        if !ops.is_empty() {
+            out.push(Action::Set { dev: dev.clone(), ops });
+        }
+    }
+    // nasboot's shaping that the profile no longer asks for.
+    for l in links {
+        let ifb_kept = kept.contains(&l.name);
+        let mut ops = Vec::new();
+        if is_our_ifb(l) && !ifb_kept {
+            let wan = l.name.as_str().strip_prefix("ifb4").and_then(|w| links.iter().find(|o| o.name.as_str() == w));
+            if let Some(w) = wan.filter(|w| now.qdiscs.iter().any(|q| q.index == w.index && q.parent == TC_H_INGRESS)) {
+                ops.push(Op::Tc(TcOp::Delete { dev: w.name.clone(), parent: TC_H_INGRESS, handle: INGRESS_HANDLE }));
+            }
+            ops.push(Op::RemoveIfb(l.name.clone()));
+        } else if !ifb_kept && now.qdiscs.iter().any(|q| q.index == l.index && q.parent == TC_H_ROOT && q.handle == HANDLE) {
+            ops.push(Op::Tc(TcOp::Delete { dev: l.name.clone(), parent: TC_H_ROOT, handle: HANDLE }));
+        }
+        if !ops.is_empty() {
+            out.push(Action::Set { dev: l.name.clone(), ops });
+        }
+    }
+    if let Some(e) = now.error.filter(|_| sqm_wans(p).count() > 0) {
+        notes.push(format!("cannot list the qdiscs (RTM_GETQDISC: {e}); SQM is planned as if none were set"));
+    }
+    (out, notes)
+}
+
+/// Carry out one step; on a refusal, take back what it had set.
+pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
+    let (dev, ops) = match a {
+        Action::Refused { dev, why } => return Err(Error::Sqm { name: dev.clone(), why: why.clone() }),
+        Action::Set { dev, ops } => (dev, ops),
+    };
+    let nif = &mut *seams.netif;
+    for (i, op) in ops.iter().enumerate() {
+        let done = match op {
+            Op::Tc(t) => nif.tc_set(t),
+            Op::CreateIfb(n) => nif.create_link(&NewLink::Ifb { name: n.clone() }),
+            Op::Up(n) => nif.set_up(n, true),
+            Op::RemoveIfb(n) => nif.delete_link(n),
+        };
+        if let Err(source) = done {
+            for undo in ops[..i].iter().rev() {
+                let undone = match undo {
+                    Op::Tc(TcOp::Qdisc { dev, parent, handle, .. }) if *parent == TC_H_ROOT || *parent == TC_H_INGRESS => {
+                        nif.tc_set(&TcOp::Delete { dev: dev.clone(), parent: *parent, handle: *handle })
+                    }
+                    Op::CreateIfb(n) => nif.delete_link(n),
+                    _ => Ok(()),
+                };
+                if let Err(e) = undone {
+                    log::warn!("{dev}: sqm: cannot take back `{undo}`: {}", super::Shown(&e));
+                }
+            }
+            return Err(Error::Tc { name: dev.clone(), op: op.to_string(), source });
+        }
+    }
+    Ok(())
+}
+
+/// `status`'s lines: each of nasboot's shapers with its counters.
+pub(crate) fn status(links: &[LinkInfo], now: &Observed, out: &mut dyn fmt::Write) -> fmt::Result {
+    for q in now.qdiscs.iter().filter(|q| q.handle == HANDLE || (q.handle == OURS_LEAF && q.kind == TcKind::FqCodel)) {
+        let name = links.iter().find(|l| l.index == q.index).map_or("?", |l| l.name.as_str());
+        let what = match &q.kind {
+            TcKind::Cake(c) => Qdisc::Cake(*c).to_string(),
+            TcKind::Htb => "htb".to_string(),
+            TcKind::FqCodel => "fq_codel".to_string(),
+            _ => continue,
+        };
+        let s = q.stats;
+        writeln!(
+            out,
+            "  sqm {name}: {what}: sent {} B {} pkt, dropped {}, marked {}, backlog {} B",
+            s.bytes, s.packets, s.drops, s.marks, s.backlog
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
