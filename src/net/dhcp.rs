@@ -84,14 +84,11 @@ pub(crate) fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
     Observed { program, running }
 }
 
-/// A process that runs: /proc/PID/stat there, and its state not Z. A
-/// client `nasboot run` started and that then died stays a zombie of the
-/// daemon (which does not reap it), with its /proc entry: not running.
+/// A process that runs (`sys::proc_stat_runs`): a client `nasboot run`
+/// started and that then died stays a zombie of the daemon, with its
+/// /proc entry: not running.
 fn alive(pid: &str, seams: &mut Seams<'_>) -> bool {
-    let Ok(stat) = seams.files.read(std::path::Path::new(&format!("/proc/{pid}/stat"))) else { return false };
-    // "PID (COMM) STATE ...": COMM may hold spaces and parentheses.
-    let state = stat.iter().rposition(|&b| b == b')').and_then(|i| stat.get(i + 2));
-    state.is_some_and(|&s| s != b'Z')
+    seams.files.read(std::path::Path::new(&format!("/proc/{pid}/stat"))).is_ok_and(|s| crate::sys::proc_stat_runs(&s))
 }
 
 pub(crate) fn plan(iface: &Interface, now: &Observed) -> Vec<Action> {

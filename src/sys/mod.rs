@@ -10,6 +10,7 @@
 //!   the u32 filter with its mirred action, the counters);
 //! - [`time`]: the wall clock and file times past 2038 on the 32-bit musl
 //!   builds (musl's `__clock_gettime64`, statx);
+//! - [`proc_stat_runs`]: a process's state from /proc/PID/stat;
 //! - [`watchdog`]: the watchdog API (include/uapi/linux/watchdog.h) and the
 //!   `_IOC` encoding per architecture.
 
@@ -19,3 +20,12 @@ pub(crate) mod rtnl;
 pub(crate) mod tc;
 pub(crate) mod time;
 pub(crate) mod watchdog;
+
+/// Whether a process runs, from its /proc/PID/stat ("PID (COMM) STATE
+/// ...", proc(5)): there, and its state not Z. A zombie keeps its /proc
+/// entry until its parent reaps it, and `nasboot run` reaps none of the
+/// processes it starts. COMM may hold spaces and parentheses.
+pub(crate) fn proc_stat_runs(stat: &[u8]) -> bool {
+    let state = stat.iter().rposition(|&b| b == b')').and_then(|i| stat.get(i + 2));
+    state.is_some_and(|&s| s != b'Z')
+}

@@ -184,7 +184,11 @@ impl Checker {
                 .ok()
                 .filter(|p| *p > 0)
                 .ok_or_else(|| Failure::Pidfile { path: path.into(), why: format!("no pid in {:?}", text.trim()) })?;
-            if !files.exists(format_path(&mut self.path, format_args!("/proc/{pid}"))?) {
+            // A zombie is not running (`sys::proc_stat_runs`); read into
+            // the same buffer: nothing is allocated per tick.
+            let stat = format_path(&mut self.path, format_args!("/proc/{pid}/stat"))?;
+            let runs = files.read_into(stat, &mut self.buf).is_ok() && crate::sys::proc_stat_runs(&self.buf);
+            if !runs {
                 return Err(Failure::Pidfile { path: path.into(), why: format!("process {pid} is not running") });
             }
         }
@@ -375,7 +379,11 @@ mod tests {
         b.files.files.insert("/run/nfsd.pid".into(), b"42\n".to_vec());
         let e = check(&mut b, &w, &mut Checker::default()).unwrap_err();
         assert_eq!(e.to_string(), "pidfile /run/nfsd.pid: process 42 is not running");
-        b.files.files.insert("/proc/42".into(), Vec::new());
+        // A zombie (its parent has not reaped it) is not running.
+        b.files.files.insert("/proc/42/stat".into(), b"42 (rpc.nfsd (x)) Z 1 42 42 0 -1".to_vec());
+        let e = check(&mut b, &w, &mut Checker::default()).unwrap_err();
+        assert_eq!(e.to_string(), "pidfile /run/nfsd.pid: process 42 is not running");
+        b.files.files.insert("/proc/42/stat".into(), b"42 (rpc.nfsd (x)) S 1 42 42 0 -1".to_vec());
         assert_eq!(check(&mut b, &w, &mut Checker::default()), Ok(()));
     }
 
