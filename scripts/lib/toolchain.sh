@@ -78,10 +78,14 @@ TOOLCHAIN_BUILD_STD_FEATURES="-Zbuild-std-features=optimize_for_size"
 #                              with panic=abort
 #   -Crelocation-model=static  no PIC code (GOT loads) in what is a non-PIE
 #                              static executable anyway
+#   -Zlocation-detail=none     no file, line and column of each panic site
+#                              in .rodata: with immediate-abort nothing
+#                              prints them (nasboot calls no
+#                              Location::caller); mips musl -3,056 B
 # Tests keep the defaults (panics must print their message there).
 # toolchain_board_rustflags adds per-target link flags.
 TOOLCHAIN_BOARD_RUSTFLAGS=(-Zunstable-options -Cpanic=immediate-abort
-    -Cforce-unwind-tables=no -Crelocation-model=static)
+    -Cforce-unwind-tables=no -Crelocation-model=static -Zlocation-detail=none)
 
 # toolchain_board_rustflags TARGET: TOOLCHAIN_BOARD_RUSTFLAGS plus the
 # target's own, as a TOML array for `cargo --config target.T.rustflags=`.
