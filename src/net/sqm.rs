@@ -394,7 +394,8 @@ pub(crate) fn plan(p: &Profile, links: &[LinkInfo], now: &Observed) -> (Vec<Acti
         }
     }
     if let Some(e) = now.error.filter(|_| sqm_wans(p).count() > 0) {
-        notes.push(format!("cannot list the qdiscs (RTM_GETQDISC: {e}); SQM is planned as if none were set"));
+        let why = if e.0 == nix::libc::EOPNOTSUPP { " (qemu-user passes no traffic-control messages)" } else { "" };
+        notes.push(format!("cannot list the qdiscs (RTM_GETQDISC: {e}){why}; SQM is planned as if none were set"));
     }
     (out, notes)
 }
