@@ -7,7 +7,10 @@
 # addresses and routes by rtnetlink. Read back from /sys, with the
 # board's BusyBox `ip` and with Debian's ethtool cross-built for the board
 # (ioctl only: its own C structs against the same big-endian kernel); traffic to the LAN host in the nbbe namespace; a
-# re-plan has nothing to do. On sparc64 (QEMU sun4u) eth1 is the sun4u's
+# re-plan has nothing to do. SQM on eth1 (cake both ways, an IFB, the
+# ingress redirect) set through rtnetlink on the big-endian kernel and
+# read back through nasboot's own dump: the re-plan's "nothing to do"
+# holds only if every value crossed both ways intact. On sparc64 (QEMU sun4u) eth1 is the sun4u's
 # own Happy Meal (the kernel's hme driver) with offloads, a ring and pause
 # asked of it too: what hme has (the netdev features) is read back with
 # ethtool -k; what it lacks (get/set_ringparam, get/set_pauseparam) is
@@ -69,6 +72,9 @@ nasboot apply >/tmp/apply2 2>&1
 echo "guest: apply2-exit=$?"
 w apply-again </tmp/apply2
 nasboot status 2>&1 | w status
+for q in eth1 ifb4eth1; do
+	echo "guest: link $q=$(cat /sys/class/net/$q/operstate 2>&1) $(cat /sys/class/net/$q/ifalias 2>&1)"
+done
 GUEST
 
 log=$work/e1000.log
@@ -125,6 +131,11 @@ be_has "static route with its metric" 'routes .*10\.30\.0\.0/16 via 192\.168\.77
 be_has "default route via the WAN gateway" 'routes .*default via 198\.51\.100\.1 dev eth1' "$log"
 be_has "traffic to the LAN host" 'guest: ping ok' "$log"
 be_has "a full-size frame at MTU 1400 gets through" 'guest: ping at the MTU ok' "$log"
+be_has "plan names the upload's cake (the WAN's root)" 'plan-before .*eth1: qdisc replace root handle 4e42: cake bandwidth 5000kbit besteffort overhead 44 atm' "$log"
+be_has "and the download's (the IFB's), with the ingress redirect" 'plan-before .*ifb4eth1: qdisc replace root handle 4e42: cake bandwidth 8000kbit besteffort overhead 44 atm ingress .*eth1: filter add parent ffff: protocol all prio 10 u32 match u32 0 0 action mirred egress redirect dev ifb4eth1' "$log"
+be_has "SQM read back from the big-endian kernel's dump: the WAN's cake (status)" 'status .*sqm eth1: cake bandwidth 5000kbit besteffort overhead 44 atm: sent' "$log"
+be_has "and the IFB's (status)" 'status .*sqm ifb4eth1: cake bandwidth 8000kbit besteffort overhead 44 atm ingress: sent' "$log"
+be_has "the IFB is nasboot's, and up" 'guest: link ifb4eth1=(up|unknown) nasboot' "$log"
 be_has "re-plan: nothing to do" 'plan-again .*nothing to do: the board matches the profile' "$log"
 be_has "re-apply: no action, exit 0" 'apply-again .*applied 0 action\(s\)' "$log"
 be_has "re-apply exit 0" 'guest: apply2-exit=0' "$log"
