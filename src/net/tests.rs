@@ -20,13 +20,13 @@ fn profile(body: &str) -> Profile {
 }
 
 /// The plan's lines (actions, then notes) for a profile on a board.
-fn plan_lines(p: &Profile, board: &mut FakeBoard) -> (Vec<String>, Vec<String>) {
+pub(in crate::net) fn plan_lines(p: &Profile, board: &mut FakeBoard) -> (Vec<String>, Vec<String>) {
     let now = plan::observe(p, &mut board.seams());
     let pl = plan::plan(p, &now);
     (pl.actions.iter().map(|a| a.to_string()).collect(), pl.notes)
 }
 
-fn apply_all(p: &Profile, board: &mut FakeBoard) -> apply::Report {
+pub(in crate::net) fn apply_all(p: &Profile, board: &mut FakeBoard) -> apply::Report {
     let now = plan::observe(p, &mut board.seams());
     let pl = plan::plan(p, &now);
     apply::apply(&pl, &mut board.seams())

@@ -2,9 +2,8 @@
 //! (`FakeNetif`'s tc model): exact plans, idempotence, removal, the
 //! refusals, and the roll-back of a step the kernel refuses halfway.
 
-use crate::apply;
 use crate::config::{self, Profile};
-use crate::plan;
+use crate::net::tests::{apply_all, plan_lines as lines};
 use crate::seam::fake::FakeBoard;
 use crate::seam::netif::{Kind, TcKind};
 use crate::sys::ethtool::LinkSettings;
@@ -32,17 +31,6 @@ fn board() -> FakeBoard {
                kernel/net/sched/sch_ingress.ko:\n";
     b.files.files.insert("/lib/modules/6.1.0/modules.dep".into(), dep.as_bytes().to_vec());
     b
-}
-
-fn lines(p: &Profile, b: &mut FakeBoard) -> (Vec<String>, Vec<String>) {
-    let now = plan::observe(p, &mut b.seams());
-    let pl = plan::plan(p, &now);
-    (pl.actions.iter().map(|a| a.to_string()).collect(), pl.notes)
-}
-
-fn apply_all(p: &Profile, b: &mut FakeBoard) -> apply::Report {
-    let now = plan::observe(p, &mut b.seams());
-    apply::apply(&plan::plan(p, &now), &mut b.seams())
 }
 
 #[test]
