@@ -292,7 +292,12 @@ pub(crate) fn plan(p: &Profile, links: &[LinkInfo], now: &Observed) -> (Vec<Acti
     for (dev, s) in sqm_wans(p) {
         let refuse = |why: String| Action::Refused { dev: dev.clone(), why };
         let Some(index) = index_of(dev) else { continue };
+        // Kept even when refused below: a refusal applies nothing, and
+        // takes nothing away either.
         kept.push(dev.clone());
+        if s.ingress_kbit.is_some() {
+            kept.push(ifb_name(dev));
+        }
         let cake = match s.qdisc {
             SqmQdisc::Cake => true,
             SqmQdisc::FqCodel => false,
@@ -369,7 +374,6 @@ pub(crate) fn plan(p: &Profile, links: &[LinkInfo], now: &Observed) -> (Vec<Acti
                 ops.push(Op::Tc(TcOp::Qdisc { dev: dev.clone(), parent: TC_H_INGRESS, handle: INGRESS_HANDLE, qdisc: Qdisc::Ingress }));
                 ops.push(Op::Tc(TcOp::Redirect { dev: dev.clone(), to: ifb.clone() }));
             }
-            kept.push(ifb);
         }
         shape(dev, shaper(s, s.egress_kbit.get_ref().0, false, cake), root, &mut ops);
         if !ops.is_empty() {

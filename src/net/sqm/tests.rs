@@ -118,6 +118,16 @@ fn refusals_name_the_key_and_apply_nothing() {
     let r = apply_all(&p, &mut b);
     assert_eq!(r.errors.len(), 1);
     assert!(b.netif.tc.is_empty());
+    // Refused on a board already shaped: what is there stays, the
+    // download's IFB too.
+    let mut b = board();
+    apply_all(&profile(SQM), &mut b);
+    let shaped = b.netif.tc.clone();
+    let p = profile(&SQM.replace("2850", "200000"));
+    assert_eq!(lines(&p, &mut b).0, ["eth1: sqm: egress_kbit = 200000 is above the link's speed, 100 Mb/s; nothing will be shaped"]);
+    apply_all(&p, &mut b);
+    assert_eq!(b.netif.tc, shaped);
+    assert!(b.netif.links.contains_key("ifb4eth1"));
     // No IFB in the kernel: the download cannot be shaped, and the upload
     // is not shaped alone either.
     let mut b = board();
