@@ -43,9 +43,10 @@
 #             variant (the namespace hop alone): "sqm-apply VARIANT RUN
 #             MICROSECONDS"; each variant's end state ("sqm-state
 #             VARIANT: ..."); then, SQM_CPUMB_RUNS rounds, the board's
-#             CPU time for a fixed upload (SQM_CPUMB_UP_KB) and download
-#             (SQM_CPUMB_DOWN_KB) across the modem per case:
-#             "sqm-cpumb case=C run=R dir=D kbytes=K busy_ticks=T kbit=K"
+#             CPU time for an upload and a download across the modem per
+#             case, each of SQM_CPUMB_SMALL_KB and then SQM_CPUMB_UP_KB
+#             (SQM_CPUMB_DOWN_KB): "sqm-cpumb case=C run=R dir=D
+#             kbytes=K busy_ticks=T kbit=K"
 SQM_MODE=traffic
 SQM_CASES="none anchor nasboot"
 SQM_RUNS=1
@@ -56,8 +57,9 @@ MODEM_DOWN=10000
 MODEM_UP=5000
 SQM_BUFFER_MS=400
 SQM_CHECKS=0
-SQM_CPUMB_UP_KB=1024
-SQM_CPUMB_DOWN_KB=2048
+SQM_CPUMB_UP_KB=2048
+SQM_CPUMB_DOWN_KB=4096
+SQM_CPUMB_SMALL_KB=256
 SQM_CPUMB_RUNS=''
 # shellcheck disable=SC1091
 [ ! -f /etc/sqm/params ] || . /etc/sqm/params
@@ -265,15 +267,20 @@ if [ "$SQM_MODE" = apply ]; then
             unshape
             shape "$c" >/tmp/out 2>&1 || fail "$c: $(tr '\n' ' ' </tmp/out)"
             for dir in up down; do
-                if [ "$dir" = up ]; then kb=$SQM_CPUMB_UP_KB R=''; else kb=$SQM_CPUMB_DOWN_KB R=-R; fi
+                if [ "$dir" = up ]; then big=$SQM_CPUMB_UP_KB R=''; else big=$SQM_CPUMB_DOWN_KB R=-R; fi
                 port=5201
                 [ "$dir" = up ] || port=5202
-                b0=$(busy)
-                # shellcheck disable=SC2086 # R is empty or -R
-                nsx lan iperf3 -c "$WAN_HOST" -p "$port" -n "${kb}K" -f k -i 0 $R >/tmp/cpumb.out 2>&1 ||
-                    fail "$c $dir: $(tr '\n' ' ' </tmp/cpumb.out)"
-                b1=$(busy)
-                echo "sqm-cpumb case=$c run=$r dir=$dir kbytes=$kb busy_ticks=$((b1 - b0)) kbit=$(kbit /tmp/cpumb.out)"
+                # A small transfer, then the big one: the difference leaves
+                # out what does not grow with the bytes (the namespace hop,
+                # iperf3's start and its control exchange, slow start).
+                for kb in "$SQM_CPUMB_SMALL_KB" "$big"; do
+                    b0=$(busy)
+                    # shellcheck disable=SC2086 # R is empty or -R
+                    nsx lan iperf3 -c "$WAN_HOST" -p "$port" -n "${kb}K" -f k -i 0 $R >/tmp/cpumb.out 2>&1 ||
+                        fail "$c $dir: $(tr '\n' ' ' </tmp/cpumb.out)"
+                    b1=$(busy)
+                    echo "sqm-cpumb case=$c run=$r dir=$dir kbytes=$kb busy_ticks=$((b1 - b0)) kbit=$(kbit /tmp/cpumb.out)"
+                done
             done
         done
         r=$((r + 1))
