@@ -12,7 +12,7 @@
 # idle) while keeping 80% of the shaped rate each way. Then nasboot's
 # second apply changes nothing, and the profile without [interface.sqm]
 # removes the qdiscs and the IFB. Needs root (QEMU; no host namespaces).
-# About 2 minutes.
+# About 80 s once the packages are cached.
 #
 # The latency bounds hold only while QEMU gets a host CPU when it wants
 # one: tests/sqmboard.sh runs it under SCHED_RR. Where it cannot, and the
