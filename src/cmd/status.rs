@@ -61,16 +61,13 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     // its load is not a pending change: status says whether nasboot's
     // rules are loaded instead.
     let backend = crate::firewall::backend_for(p, &now.firewall);
-    let loaded = match crate::firewall::ours_loaded(backend, &now.firewall, seams) {
-        Some(true) => "loaded",
-        Some(false) => "not loaded",
-        None => "unknown (the tool did not answer)",
-    };
-    let via = match backend {
-        crate::firewall::Backend::Nftables => format!(" {}", now.firewall.via),
-        crate::firewall::Backend::Iptables => String::new(),
-    };
-    let _ = writeln!(io.out, "  firewall: profile {}, {backend}{via}, nasboot's rules {loaded}", p.firewall.profile);
+    if p.firewall.profile == crate::config::firewall::Profile::Off {
+        // Nothing to load: only rules left from an earlier profile matter.
+        let left = if now.firewall.ours_loaded == Some(true) { ", nasboot's earlier rules still loaded (apply removes them)" } else { "" };
+        let _ = writeln!(io.out, "  firewall: off{left}");
+    } else {
+        firewall_line(p, backend, &now, seams, io);
+    }
     let pending: Vec<_> = pending.actions.iter().filter(|a| a.phase() != crate::plan::Phase::Firewall).collect();
     if pending.is_empty() {
         let _ = writeln!(io.out, "in sync with the profile");
@@ -81,4 +78,25 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         }
     }
     Status::Ok
+}
+
+/// The firewall's line: its profile, backend and path, whether nasboot's
+/// rules are loaded.
+fn firewall_line(
+    p: &crate::config::Profile,
+    backend: crate::firewall::Backend,
+    now: &plan::Observed,
+    seams: &mut Seams<'_>,
+    io: &mut Io<'_>,
+) {
+    let loaded = match crate::firewall::ours_loaded(backend, &now.firewall, seams) {
+        Some(true) => "loaded",
+        Some(false) => "not loaded",
+        None => "unknown (the tool did not answer)",
+    };
+    let via = match backend {
+        crate::firewall::Backend::Nftables => format!(" {}", now.firewall.via),
+        crate::firewall::Backend::Iptables => String::new(),
+    };
+    let _ = writeln!(io.out, "  firewall: profile {}, {backend}{via}, nasboot's rules {loaded}", p.firewall.profile);
 }

@@ -223,3 +223,13 @@ fn run_holds_the_apply_lock_for_its_apply() {
     assert!(board.effects().iter().any(|e| e.contains("mtu")), "{:?}", board.effects());
     assert_eq!(*board.files.locks.borrow(), [format!("lock {lock} at 0"), format!("unlock {lock} at {n}")]);
 }
+
+#[test]
+fn status_with_the_firewall_off_says_off() {
+    let mut board = FakeBoard::new();
+    board.files.files.insert("/etc/nasboot.toml".into(), b"[board]\nname = \"t\"\n[firewall]\nprofile = \"off\"\n".to_vec());
+    let (status, out, _) = run_on(&mut board, &["status"]);
+    assert_eq!(status, Status::Ok);
+    assert!(out.contains("\n  firewall: off\n"), "{out}");
+    assert!(!out.contains("nasboot's rules unknown"), "{out}");
+}
