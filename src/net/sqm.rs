@@ -103,7 +103,13 @@ pub(crate) fn observe(p: &Profile, links: &[LinkInfo], seams: &mut Seams<'_>) ->
         out.more.extend(seams.netif.tc_list(TcList::IngressFilters(q.index)).unwrap_or_default());
     }
     if wanted {
-        out.modules = modules(seams);
+        out.modules = modules(seams, needed(p, Has::Unknown));
+        if out.modules[CAKE] == Has::No {
+            let mut need = needed(p, Has::No);
+            DOWNLOAD.for_each(|i| need[i] = false);
+            let more = modules(seams, need);
+            (out.modules[FQ_CODEL], out.modules[HTB]) = (more[FQ_CODEL], more[HTB]);
+        }
         for (name, _) in sqm_wans(p) {
             if let Ok(m) = seams.netif.ethtool_link_settings(name) {
                 // SPEED_UNKNOWN is -1; 0 is no speed either.
@@ -116,22 +122,29 @@ pub(crate) fn observe(p: &Profile, links: &[LinkInfo], seams: &mut Seams<'_>) ->
     out
 }
 
-/// Which of [`MODULES`] the kernel has: loaded or built in with
-/// parameters (/sys/module), in OpenWrt's flat /lib/modules/RELEASE, or
-/// named by modules.dep or modules.builtin (Debian, Buildroot).
-fn modules(seams: &mut Seams<'_>) -> [Has; 7] {
+/// Which of [`MODULES`] the kernel has, asking only about those the
+/// profile needs (`need`; the rest stay Unknown): loaded, or built in
+/// with parameters (/sys/module); a module file where Debian and
+/// Buildroot install it (kernel/net/sched, kernel/drivers/net; plain or
+/// compressed) or where OpenWrt does (/lib/modules/RELEASE, flat); else
+/// named by modules.builtin or modules.dep, read only then (Debian's
+/// modules.dep is some 400 KB, a cost at boot on a slow board).
+fn modules(seams: &mut Seams<'_>, need: [bool; 7]) -> [Has; 7] {
     let mut out = [Has::Unknown; 7];
     let release = seams.files.read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
     let dir = format!("/lib/modules/{}", String::from_utf8_lossy(&release).trim());
     let mut lists: Option<Vec<u8>> = None;
-    for (i, m) in MODULES.iter().enumerate() {
-        if seams.files.exists(Path::new(&format!("/sys/module/{m}"))) || seams.files.exists(Path::new(&format!("{dir}/{m}.ko"))) {
+    for (i, m) in MODULES.iter().enumerate().filter(|(i, _)| need[*i]) {
+        let sub = if *m == "ifb" { "drivers/net" } else { "net/sched" };
+        let mut paths = vec![format!("/sys/module/{m}"), format!("{dir}/{m}.ko")];
+        paths.extend(["", ".xz", ".zst", ".gz"].iter().map(|z| format!("{dir}/kernel/{sub}/{m}.ko{z}")));
+        if paths.iter().any(|p| seams.files.exists(Path::new(p))) {
             out[i] = Has::Yes;
             continue;
         }
         let lists = lists.get_or_insert_with(|| {
             let mut all = Vec::new();
-            for f in ["modules.dep", "modules.builtin"] {
+            for f in ["modules.builtin", "modules.dep"] {
                 if let Ok(b) = seams.files.read(Path::new(&format!("{dir}/{f}"))) {
                     all.extend_from_slice(&b);
                 }
@@ -144,6 +157,26 @@ fn modules(seams: &mut Seams<'_>) -> [Has; 7] {
         }
     }
     out
+}
+
+/// Which of [`MODULES`] the profile's SQM needs asked about: the qdisc it
+/// names (auto: cake, then fq_codel and HTB only if cake is missing),
+/// and what the download needs.
+fn needed(p: &Profile, cake: Has) -> [bool; 7] {
+    let mut need = [false; 7];
+    for (_, s) in sqm_wans(p) {
+        match s.qdisc {
+            SqmQdisc::Cake => need[CAKE] = true,
+            SqmQdisc::Auto if cake == Has::Unknown => need[CAKE] = true,
+            SqmQdisc::Auto if cake == Has::No => (need[FQ_CODEL], need[HTB]) = (true, true),
+            SqmQdisc::Auto => {}
+            SqmQdisc::FqCodel => (need[FQ_CODEL], need[HTB]) = (true, true),
+        }
+        if s.ingress_kbit.is_some() {
+            DOWNLOAD.for_each(|i| need[i] = true);
+        }
+    }
+    need
 }
 
 fn is_our_ifb(l: &LinkInfo) -> bool {

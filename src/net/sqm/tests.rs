@@ -187,3 +187,29 @@ fn a_step_the_kernel_refuses_halfway_is_taken_back() {
     assert!(actions[0].contains("ingress_kbit: eth1 has an ingress qdisc nasboot did not make"), "{actions:?}");
     let _ = OURS;
 }
+
+#[test]
+fn modules_are_found_where_distributions_install_them() {
+    // No module lists: Debian's compressed module files, and fq_codel
+    // built in (modules.builtin), OpenWrt's flat directory for ifb.
+    let mut b = FakeBoard::new();
+    b.netif.add("eth1", 3).state.up = true;
+    b.files.files.insert("/proc/sys/kernel/osrelease".into(), b"6.12.0\n".to_vec());
+    let m = "/lib/modules/6.12.0";
+    for f in ["kernel/net/sched/sch_cake.ko.xz", "kernel/net/sched/act_mirred.ko.zst", "kernel/net/sched/cls_u32.ko", "ifb.ko"] {
+        b.files.files.insert(format!("{m}/{f}").into(), Vec::new());
+    }
+    b.files.files.insert("/sys/module/sch_ingress".into(), Vec::new());
+    let p = profile(SQM);
+    let (actions, notes) = lines(&p, &mut b);
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(actions[0].contains("cake bandwidth 3800kbit"), "{actions:?}");
+    // sch_cake missing, fq_codel built in: fq_codel under HTB, said so.
+    b.files.files.remove(std::path::Path::new(&format!("{m}/kernel/net/sched/sch_cake.ko.xz")));
+    b.files
+        .files
+        .insert(format!("{m}/modules.builtin").into(), b"kernel/net/sched/sch_fq_codel.ko\nkernel/net/sched/sch_htb.ko\n".to_vec());
+    let (actions, notes) = lines(&p, &mut b);
+    assert_eq!(notes, ["eth1: sqm: the kernel has no sch_cake, so fq_codel under HTB shapes (qdisc = \"auto\")"]);
+    assert!(actions[0].contains("fq_codel"), "{actions:?}");
+}
