@@ -3,8 +3,9 @@
 //! deep stack frames and heap that the loop never uses again.
 //!
 //! - the program text (`__executable_start`..`etext`, a clean private file
-//!   mapping): madvise(MADV_DONTNEED) unmaps it; the few pages the loop runs
-//!   fault back in from the page cache (madvise(2));
+//!   mapping; each mapped part of it): madvise(MADV_DONTNEED) unmaps it;
+//!   the few pages the loop runs fault back in from the page cache
+//!   (madvise(2));
 //! - the main stack below the current frame (dead: no handlers run on it):
 //!   madvise(MADV_DONTNEED), found through /proc/self/maps (proc(5));
 //! - glibc's heap: malloc_trim(0) (malloc_trim(3)).
@@ -43,20 +44,39 @@ fn dontneed(start: usize, end: usize) -> bool {
     unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) == 0 }
 }
 
-/// The `[stack]` mapping (the main thread's), from /proc/self/maps.
-fn main_stack() -> Option<(usize, usize)> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    let line = maps.lines().find(|l| l.ends_with("[stack]"))?;
-    let range = line.split_whitespace().next()?;
-    let (lo, hi) = range.split_once('-')?;
+/// The address range of one /proc/self/maps line.
+fn range(line: &str) -> Option<(usize, usize)> {
+    let (lo, hi) = line.split_whitespace().next()?.split_once('-')?;
     Some((usize::from_str_radix(lo, 16).ok()?, usize::from_str_radix(hi, 16).ok()?))
 }
 
+/// The `[stack]` mapping (the main thread's).
+fn main_stack(maps: &str) -> Option<(usize, usize)> {
+    range(maps.lines().find(|l| l.ends_with("[stack]"))?)
+}
+
+/// Drop the mapped parts of [lo, hi): a linker may leave an unmapped page
+/// between the read-only and the executable segment (rust-lld does), and
+/// madvise over a hole fails with ENOMEM.
+fn release_text(maps: &str, lo: usize, hi: usize) -> bool {
+    let mut any = false;
+    for (a, b) in maps.lines().filter_map(range) {
+        let (a, b) = (a.max(lo), b.min(hi));
+        if a < b {
+            if !dontneed(a, b) {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
+}
+
 #[inline(never)]
-fn release_stack() -> bool {
+fn release_stack(maps: &str) -> bool {
     let marker = 0u8;
     let sp = std::hint::black_box(&marker) as *const u8 as usize;
-    let stack = main_stack();
+    let stack = main_stack(maps);
     log::debug!("stack {stack:x?}, this frame at {sp:#x}");
     match stack {
         // Only on the main thread's stack; keep 16 KiB below this frame
@@ -68,7 +88,8 @@ fn release_stack() -> bool {
 
 /// Drop start-up pages; returns what worked, for the debug log.
 pub(crate) fn trim() -> (bool, bool, bool) {
-    let stack = release_stack();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let stack = release_stack(&maps);
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim has no preconditions.
     let heap = unsafe { libc::malloc_trim(0) } != 0;
@@ -77,7 +98,7 @@ pub(crate) fn trim() -> (bool, bool, bool) {
     // The text last, so the code above does not fault back in.
     // Only the addresses of the linker-defined symbols are taken.
     let (text_lo, text_hi) = (&raw const __executable_start as usize, &raw const etext as usize);
-    let text = dontneed(text_lo, text_hi);
+    let text = release_text(&maps, text_lo, text_hi);
     log::debug!("start-up pages released: text {text} ({text_lo:#x}..{text_hi:#x}), stack {stack}, heap {heap}");
     (text, stack, heap)
 }
