@@ -128,12 +128,13 @@ pub(crate) fn observe(p: &Profile, links: &[LinkInfo], seams: &mut Seams<'_>) ->
 /// Buildroot install it (kernel/net/sched, kernel/drivers/net; plain or
 /// compressed) or where OpenWrt does (/lib/modules/RELEASE, flat); else
 /// named by modules.builtin or modules.dep, read only then (Debian's
-/// modules.dep is some 400 KB, a cost at boot on a slow board).
+/// modules.dep is some 400 KB, a cost at boot on a slow board). Missing
+/// only when modules.builtin could be read and neither list names it.
 fn modules(seams: &mut Seams<'_>, need: [bool; 7]) -> [Has; 7] {
     let mut out = [Has::Unknown; 7];
     let release = seams.files.read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
     let dir = format!("/lib/modules/{}", String::from_utf8_lossy(&release).trim());
-    let mut lists: Option<Vec<u8>> = None;
+    let mut lists: Option<(bool, Vec<u8>)> = None;
     for (i, m) in MODULES.iter().enumerate().filter(|(i, _)| need[*i]) {
         let sub = if *m == "ifb" { "drivers/net" } else { "net/sched" };
         let mut paths = vec![format!("/sys/module/{m}"), format!("{dir}/{m}.ko")];
@@ -142,18 +143,20 @@ fn modules(seams: &mut Seams<'_>, need: [bool; 7]) -> [Has; 7] {
             out[i] = Has::Yes;
             continue;
         }
-        let lists = lists.get_or_insert_with(|| {
-            let mut all = Vec::new();
-            for f in ["modules.builtin", "modules.dep"] {
-                if let Ok(b) = seams.files.read(Path::new(&format!("{dir}/{f}"))) {
-                    all.extend_from_slice(&b);
-                }
-            }
-            all
+        // A built-in module without parameters shows nowhere else, so
+        // without modules.builtin its absence proves nothing.
+        let (known, all) = lists.get_or_insert_with(|| {
+            let builtin = seams.files.read(Path::new(&format!("{dir}/modules.builtin")));
+            let known = builtin.is_ok();
+            let mut all = builtin.unwrap_or_default();
+            all.extend(seams.files.read(Path::new(&format!("{dir}/modules.dep"))).unwrap_or_default());
+            (known, all)
         });
-        if !lists.is_empty() {
-            let needle = format!("/{m}.ko");
-            out[i] = if lists.windows(needle.len()).any(|w| w == needle.as_bytes()) { Has::Yes } else { Has::No };
+        let needle = format!("/{m}.ko");
+        if all.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+            out[i] = Has::Yes;
+        } else if *known {
+            out[i] = Has::No;
         }
     }
     out

@@ -35,7 +35,8 @@
 #             load_med_ms= load_p95_ms= up_kbit= down_kbit= load_cpu_pct="
 #             With SQM_CHECKS=1, after the nasboot case: a second plan
 #             and apply, then the profile without [interface.sqm]
-#             applied ("sqm-check ..." lines).
+#             applied, then with qdisc = "fq_codel" (HTB), then back to
+#             cake ("sqm-check ..." lines).
 #   capacity  no modem shaping, no SQM: what the board carries (upload,
 #             download, both), "sqm-capacity dir=D kbit=K cpu_pct=P"
 #   apply     (meant for QEMU -icount) the apply of each shaping from a
@@ -307,6 +308,25 @@ checks() {
         echo "sqm-check remove-ifb=absent"
     fi
     nsx rtr nasboot plan -c /tmp/nosqm.toml 2>&1 | join "sqm-check remove-plan-again:"
+    # fq_codel under HTB (what qdisc = "auto" takes on a kernel without
+    # sch_cake), named in the profile; then back to cake in one apply
+    # (another kind under nasboot's handle: deleted, then made).
+    sed 's/^qdisc = .*/qdisc = "fq_codel"/' "$PROFILE" >/tmp/fq.toml
+    nsx rtr nasboot -v apply -c /tmp/fq.toml >/tmp/out 2>&1
+    echo "sqm-check fq-exit=$?"
+    join "sqm-check fq-apply:" </tmp/out
+    for d in eth1 ifb4eth1; do
+        nsx rtr tc qdisc show dev "$d" | join "sqm-check fq-qdisc $d:"
+        nsx rtr tc class show dev "$d" | join "sqm-check fq-class $d:"
+    done
+    nsx rtr tc filter show dev eth1 ingress | join "sqm-check fq-filter:"
+    nsx rtr nasboot plan -c /tmp/fq.toml 2>&1 | join "sqm-check fq-plan-again:"
+    nsx rtr nasboot -v apply -c "$PROFILE" >/tmp/out 2>&1
+    echo "sqm-check cake-again-exit=$?"
+    for d in eth1 ifb4eth1; do
+        nsx rtr tc qdisc show dev "$d" | join "sqm-check cake-again-qdisc $d:"
+    done
+    nsx rtr nasboot plan -c "$PROFILE" 2>&1 | join "sqm-check cake-again-plan:"
 }
 
 r=1

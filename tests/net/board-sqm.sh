@@ -8,11 +8,12 @@
 # (tests/board/sqm-anchor.sh: sqm-scripts' piece_of_cake as tc calls)
 # and `nasboot apply` of tests/profiles/sqm-rtr.toml in the router. The
 # bloat must be real (none: p95 under load more than 50 ms above idle),
-# and both shapers must take it away (p95 under load within 10 ms of
-# idle) while keeping 80% of the shaped rate each way. Then nasboot's
-# second apply changes nothing, and the profile without [interface.sqm]
-# removes the qdiscs and the IFB. Needs root (QEMU; no host namespaces).
-# About 80 s once the packages are cached.
+# and nasboot's shaping must take it away (p95 under load within 10 ms
+# of idle) while keeping 80% of the shaped rate each way; the anchor's
+# figures are shown beside it. Then nasboot's second apply changes
+# nothing, the profile without [interface.sqm] removes the qdiscs and the
+# IFB, qdisc = "fq_codel" makes HTB with fq_codel, and cake comes back. Needs root (QEMU; no host namespaces).
+# About 2 minutes once the packages are cached.
 #
 # The latency bounds hold only while QEMU gets a host CPU when it wants
 # one: tests/sqmboard.sh runs it under SCHED_RR. Where it cannot, and the
@@ -86,11 +87,14 @@ kept() {
 }
 
 latency "the modem's buffer bloats: p95 under load more than 50 ms above idle" none gt 50
-for c in anchor nasboot; do
-	latency "$c: p95 under load within 10 ms of idle" "$c" le 10
-	kept "$c: upload keeps 80% of the shaped rate" "$c" up_kbit "$up_rate"
-	kept "$c: download keeps 80% of the shaped rate" "$c" down_kbit "$down_rate"
-done
+c=nasboot
+latency "$c: p95 under load within 10 ms of idle" "$c" le 10
+kept "$c: upload keeps 80% of the shaped rate" "$c" up_kbit "$up_rate"
+kept "$c: download keeps 80% of the shaped rate" "$c" down_kbit "$down_rate"
+# The anchor is the yardstick, not the product: its figures are shown
+# (scripts/bench-sqm compares them over several runs), not checked; one
+# late echo among 40 moves a p95 by 10 ms.
+echo "anchor (shown, not checked): $(grep '^sqm-result case=anchor' "$work/sqm" | cut -d' ' -f3-)"
 
 has() { if grep -Eq -- "$2" "$work/sqm"; then t_ok "$1"; else t_fail "$1: /$2/ not in the guest's output"; fi; }
 hasnt() { if grep -Eq -- "$2" "$work/sqm"; then t_fail "$1: /$2/ in the guest's output"; else t_ok "$1"; fi; }
@@ -116,4 +120,17 @@ hasnt "without [interface.sqm]: no cake on eth1" "^sqm-check remove-qdisc: .*cak
 hasnt "without [interface.sqm]: no ingress qdisc on eth1" "^sqm-check remove-ingress: .*ingress"
 has "without [interface.sqm]: ifb4eth1 removed" "^sqm-check remove-ifb=absent$"
 has "without [interface.sqm]: a plan after it has nothing to do" "^sqm-check remove-plan-again: .*nothing to do: the board matches the profile"
+has "qdisc = \"fq_codel\": apply exit 0" "^sqm-check fq-exit=0$"
+for d in eth1 ifb4eth1; do
+	has "fq_codel: $d's root is nasboot's HTB, every packet to its class" "^sqm-check fq-qdisc $d: qdisc htb 4e42: root .*default 0x1"
+	has "fq_codel: under it, fq_codel as the class's leaf" "^sqm-check fq-qdisc $d: .*qdisc fq_codel 4e43: parent 4e42:1 "
+done
+has "fq_codel: the upload's class at egress_kbit, overhead 18" "^sqm-check fq-class eth1: class htb 4e42:1 root .*rate ${up_rate}Kbit overhead 18 ceil ${up_rate}Kbit"
+has "fq_codel: the download's class at ingress_kbit" "^sqm-check fq-class ifb4eth1: class htb 4e42:1 root .*rate ${down_rate}Kbit overhead 18 ceil ${down_rate}Kbit"
+has "fq_codel: the ingress redirect to ifb4eth1 kept" "^sqm-check fq-filter: .*mirred \(Egress Redirect to device ifb4eth1\)"
+has "fq_codel: a plan after it has nothing to do" "^sqm-check fq-plan-again: .*nothing to do: the board matches the profile"
+has "back to cake: apply exit 0" "^sqm-check cake-again-exit=0$"
+has "back to cake: eth1" "^sqm-check cake-again-qdisc eth1: qdisc cake 4e42: root .*bandwidth ${up_rate}Kbit"
+has "back to cake: ifb4eth1" "^sqm-check cake-again-qdisc ifb4eth1: qdisc cake 4e42: root .*bandwidth ${down_rate}Kbit"
+has "back to cake: a plan after it has nothing to do" "^sqm-check cake-again-plan: .*nothing to do: the board matches the profile"
 t_done

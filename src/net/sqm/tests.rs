@@ -30,6 +30,7 @@ fn board() -> FakeBoard {
                kernel/drivers/net/ifb.ko:\nkernel/net/sched/act_mirred.ko:\nkernel/net/sched/cls_u32.ko:\n\
                kernel/net/sched/sch_ingress.ko:\n";
     b.files.files.insert("/lib/modules/6.1.0/modules.dep".into(), dep.as_bytes().to_vec());
+    b.files.files.insert("/lib/modules/6.1.0/modules.builtin".into(), b"kernel/net/ipv4/tcp_cubic.ko\n".to_vec());
     b
 }
 
@@ -212,4 +213,14 @@ fn modules_are_found_where_distributions_install_them() {
     let (actions, notes) = lines(&p, &mut b);
     assert_eq!(notes, ["eth1: sqm: the kernel has no sch_cake, so fq_codel under HTB shapes (qdisc = \"auto\")"]);
     assert!(actions[0].contains("fq_codel"), "{actions:?}");
+    // Without modules.builtin, a module in no file and not in modules.dep
+    // may be built in: not refused, tried (the kernel's answer is the
+    // judge), and the plan says it cannot tell for cake.
+    b.files.files.remove(std::path::Path::new(&format!("{m}/modules.builtin")));
+    b.files.files.insert(format!("{m}/modules.dep").into(), b"kernel/net/sched/sch_htb.ko:\n".to_vec());
+    let (actions, notes) = lines(&profile(&format!("{SQM}qdisc = \"fq_codel\"\n")), &mut b);
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(actions[0].contains("qdisc replace parent 4e42:1 handle 4e43: fq_codel"), "{actions:?}");
+    let (_, notes) = lines(&p, &mut b);
+    assert_eq!(notes, ["eth1: sqm: no module list tells whether the kernel has sch_cake; cake is tried"]);
 }
