@@ -209,6 +209,9 @@ while [ "$r" -le "$RUNS" ]; do
         t1=$(now)
         f1=$(forks)
         echo "bench: $v $r $((t1 - t0)) $((f1 - f0))"
+        for p in $(pidof udhcpc); do
+            awk -v v="$v" '{ print "bench-cpu: " v " udhcpc " $14 + $15 + $16 + $17 }' "/proc/$p/stat"
+        done
         if [ "$r" = "$RUNS" ] && [ "$v" != empty ]; then
             state "$v"
             case $v in nasboot-*) sed "s/^/$v output: /" /tmp/run.out ;; esac
@@ -216,4 +219,46 @@ while [ "$r" -le "$RUNS" ]; do
     done
     r=$((r + 1))
 done
+# The parts (bench.parts=N, N rounds): with the profile applied by `run`
+# and the daemon stopped, what nasboot's side is made of. "bench-part:
+# VARIANT PART MICROSECONDS PROCESSES" for
+#   start     `nasboot --version`: the exec and start of any run
+#   check     `nasboot -q check`: the start and the profile read and
+#             validated
+#   plan      `nasboot -q plan`: the start, the profile and the
+#             observation of the board, nothing to change (nasboot's own
+#             share of a boot)
+#   exportfs  `exportfs -ra` of the export table nasboot wrote (the NAS)
+# and, from each timed run's end, "bench-cpu: VARIANT udhcpc TICKS": the
+# DHCP client's CPU time (itself and its event script's forks, in
+# USER_HZ ticks) while it ran beside the boot.
+PARTS=$(sed -n 's/.*bench.parts=\([0-9]*\).*/\1/p' /proc/cmdline)
+part() {
+    pv=$1 pn=$2
+    shift 2
+    f0=$(forks)
+    t0=$(now)
+    "$@" >/tmp/out 2>&1 || fail "part $pv $pn failed: $(cat /tmp/out)"
+    t1=$(now)
+    f1=$(forks)
+    echo "bench-part: $pv $pn $((t1 - t0)) $((f1 - f0))"
+}
+if [ "${PARTS:-0}" -gt 0 ]; then
+    for v in $VARIANTS; do
+        case $v in nasboot-*) ;; *) continue ;; esac
+        prof=/etc/bench/${v#nasboot-}.toml
+        reset "$v"
+        run "$v" >/tmp/out 2>&1 || fail "$v (parts) failed: $(cat /tmp/out /tmp/run.out 2>/dev/null)"
+        stop nasboot
+        r=1
+        while [ "$r" -le "$PARTS" ]; do
+            part "$v" empty :
+            part "$v" start nasboot --version
+            part "$v" check nasboot -q -c "$prof" check
+            part "$v" plan nasboot -q -c "$prof" plan
+            if [ "$v" = nasboot-nas ] && [ "$NFS" = 1 ]; then part "$v" exportfs exportfs -ra; fi
+            r=$((r + 1))
+        done
+    done
+fi
 reset empty
