@@ -245,8 +245,8 @@ board_run_root() {
         : >"$stage/root/lib/modules/$kv/modules.dep"
     fi
     # What is built in, as a Debian system has it (nasboot's SQM asks it
-    # whether fq_codel is there).
-    [ ! -f "$BOARD_MODDIR/modules.builtin" ] || cp "$BOARD_MODDIR/modules.builtin" "$stage/root/lib/modules/$kv/"
+    # whether fq_codel is there). The built boards have no module tree.
+    [ ! -f "${BOARD_MODDIR:-}/modules.builtin" ] || cp "$BOARD_MODDIR/modules.builtin" "$stage/root/lib/modules/$kv/"
     [ -z "$bin" ] || install -m 755 "$bin" "$stage/root/usr/sbin/nasboot"
     [ -z "$exec_init" ] || printf '%s\n' "$exec_init" >"$stage/root/etc/board/exec-init"
     [ -z "$profile" ] || install -m 644 "$profile" "$stage/root/etc/nasboot.toml"
