@@ -48,7 +48,13 @@ t_need() {
 	done
 	[ "${#missing[@]}" -eq 0 ] && return 0
 	if ! compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; then
-		apt-get update -q
+		# Retried: another apt's lists lock is not waited for.
+		local n=0
+		until apt-get update -q; do
+			n=$((n + 1))
+			[ "$n" -lt 60 ] || return 1
+			sleep 5
+		done
 	fi
 	# Wait for the lock: scripts/test may be building a board in the
 	# background, whose apt-get holds it for a while.

@@ -78,7 +78,10 @@ musl_deb_src() {
         done
     } >"$f.tmp"
     mv "$f.tmp" "$f"
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 -qq update >&2
+    # The new source lists read (scripts/lib/toolchain.sh's update).
+    # shellcheck disable=SC2034 # read by toolchain_apt_update
+    TOOLCHAIN_APT_UPDATED=0
+    toolchain_apt_update
 }
 
 musl_ensure() {

@@ -320,7 +320,14 @@ TOOLCHAIN_APT_UPDATED=0
 toolchain_apt_update() {
     [ "$TOOLCHAIN_APT_UPDATED" = 1 ] && return 0
     toolchain_say "apt-get update"
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 -qq update >&2
+    # DPkg::Lock::Timeout does not cover the lists lock of another
+    # apt-get update: that one is retried, for 5 minutes at most.
+    local n=0
+    until DEBIAN_FRONTEND=noninteractive apt-get -qq update >&2; do
+        n=$((n + 1))
+        [ "$n" -lt 60 ] || toolchain_die "apt-get update failed" || return
+        sleep 5
+    done
     TOOLCHAIN_APT_UPDATED=1
 }
 toolchain_apt_install() {
