@@ -321,11 +321,15 @@ toolchain_apt_update() {
     [ "$TOOLCHAIN_APT_UPDATED" = 1 ] && return 0
     toolchain_say "apt-get update"
     # DPkg::Lock::Timeout does not cover the lists lock of another
-    # apt-get update: that one is retried, for 5 minutes at most.
+    # apt-get update: that one is retried, for 5 minutes at most. A
+    # failure after that goes on with the lists there are (as before).
     local n=0
     until DEBIAN_FRONTEND=noninteractive apt-get -qq update >&2; do
         n=$((n + 1))
-        [ "$n" -lt 60 ] || toolchain_die "apt-get update failed" || return
+        if [ "$n" -ge 60 ]; then
+            toolchain_say "apt-get update failed; going on with the package lists there are"
+            break
+        fi
         sleep 5
     done
     TOOLCHAIN_APT_UPDATED=1
