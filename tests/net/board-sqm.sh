@@ -43,7 +43,8 @@ trap '[ "$T_FAIL" = 0 ] || keep; rm -rf "$work"' EXIT
 
 sqm_fetch
 printf '%s\n' 'SQM_CASES="none anchor nasboot"' SQM_SECS=12 SQM_PINGS=40 SQM_CHECKS=1 >"$work/params"
-sqm_boot "$work/params" "$log" 400
+# 600 s: about 2 minutes, and room for a stalled iperf3 case measured again.
+sqm_boot "$work/params" "$log" 600
 # Contention counts only where QEMU ran without SCHED_RR.
 other=0
 [ "$sqm_rt" = yes ] || other=$sqm_other
