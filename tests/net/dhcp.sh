@@ -100,10 +100,16 @@ ip netns exec "${P}box" unshare -m sh -c '
 	echo "$?" >"$T_WORK/apply2.rc"
 	pgrep -c -x udhcpc >"$T_WORK/count" || true
 	kill "$pid"
+	# udhcpc removes its pidfile as it exits: wait for that, or it could
+	# remove the one written below.
+	i=0
+	while [ -e "/proc/$pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	# A client that died under `nasboot run`, which does not reap it: a
 	# zombie whose pid the pidfile names (here the child of a shell that
-	# exec`d sleep, so nothing reaps it). Not running: plan starts one.
-	sh -c "true & echo \$! >/run/udhcpc.eth0.pid; exec sleep 10" &
+	# exec`d sleep, so nothing reaps it; the child lives for 1 s so that
+	# it outlives the exec, where the shell could still reap it). Not
+	# running: plan starts one.
+	sh -c "sleep 1 & echo \$! >/run/udhcpc.eth0.pid; exec sleep 10" &
 	i=0
 	while ! grep -q ") Z " "/proc/$(cat /run/udhcpc.eth0.pid 2>/dev/null)/stat" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	sed "s/.*) //; s/ .*//" "/proc/$(cat /run/udhcpc.eth0.pid)/stat" >"$T_WORK/zombie" 2>/dev/null

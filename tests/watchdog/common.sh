@@ -57,8 +57,16 @@ wd_line_no() {
 	echo "${n:-0}"
 }
 
-# wd_keep LOG: copy a log to target/watchdog-tests/ for a failed run.
+# wd_keep LOG: for a failed run, show the end of the serial log and the
+# harness's output (CI keeps only what is printed), and copy the log to
+# target/watchdog-tests/.
 wd_keep() {
+	local f
+	for f in "$1" "$1.harness"; do
+		[ -s "$f" ] || continue
+		echo "--- the last 40 lines of $f:"
+		tail -n 40 "$f"
+	done
 	mkdir -p "$T_TOP/target/watchdog-tests"
 	cp "$1" "$T_TOP/target/watchdog-tests/" 2>/dev/null || true
 }
