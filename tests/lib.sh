@@ -15,6 +15,8 @@ T_DIST=${NASBOOT_DIST:-$T_TOP/target/dist}
 T_PASS=0
 T_FAIL=0
 export T_TOP T_DIST
+# shellcheck source=scripts/lib/apt.sh
+. "$T_TOP/scripts/lib/apt.sh"
 
 t_ok() { T_PASS=$((T_PASS + 1)); printf 'ok   %s\n' "$*"; }
 t_fail() { T_FAIL=$((T_FAIL + 1)); printf 'FAIL %s\n' "$*"; }
@@ -48,13 +50,7 @@ t_need() {
 	done
 	[ "${#missing[@]}" -eq 0 ] && return 0
 	if ! compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; then
-		# Retried: another apt's lists lock is not waited for.
-		local n=0
-		until apt-get update -q; do
-			n=$((n + 1))
-			[ "$n" -lt 60 ] || return 1
-			sleep 5
-		done
+		apt_update || return 1
 	fi
 	# Wait for the lock: scripts/test may be building a board in the
 	# background, whose apt-get holds it for a while.

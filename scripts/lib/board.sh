@@ -125,6 +125,8 @@ EOF
 # One file per concern, all sourced here; each defines functions (and the
 # module index's maps) only.
 board_lib_dir=$(dirname "${BASH_SOURCE[0]}")/board
+# shellcheck source=scripts/lib/apt.sh
+. "$board_lib_dir/../apt.sh"
 # shellcheck source=scripts/lib/board/boards.sh
 . "$board_lib_dir/boards.sh"
 # shellcheck source=scripts/lib/musl.sh

@@ -135,6 +135,8 @@ toolchain_board_rustflags() {
     toolchain_toml_array "${flags[@]}"
 }
 
+# shellcheck source=scripts/lib/apt.sh
+. "$TOOLCHAIN_REPO/scripts/lib/apt.sh"
 # shellcheck source=scripts/lib/musl.sh
 . "$TOOLCHAIN_REPO/scripts/lib/musl.sh"
 
@@ -320,18 +322,9 @@ TOOLCHAIN_APT_UPDATED=0
 toolchain_apt_update() {
     [ "$TOOLCHAIN_APT_UPDATED" = 1 ] && return 0
     toolchain_say "apt-get update"
-    # DPkg::Lock::Timeout does not cover the lists lock of another
-    # apt-get update: that one is retried, for 5 minutes at most. A
-    # failure after that goes on with the lists there are (as before).
-    local n=0
-    until DEBIAN_FRONTEND=noninteractive apt-get -qq update >&2; do
-        n=$((n + 1))
-        if [ "$n" -ge 60 ]; then
-            toolchain_say "apt-get update failed; going on with the package lists there are"
-            break
-        fi
-        sleep 5
-    done
+    # Retried for 5 minutes (scripts/lib/apt.sh); a failure after that
+    # goes on with the lists there are.
+    apt_update || toolchain_say "apt-get update failed; going on with the package lists there are"
     TOOLCHAIN_APT_UPDATED=1
 }
 toolchain_apt_install() {

@@ -24,14 +24,7 @@ board_apt_updated=0
 board_apt_update() {
     if [ "$board_apt_updated" = 0 ]; then
         board_say "apt-get update"
-        # Another apt's lists lock (CI builds a board beside the suites)
-        # is waited for: DPkg::Lock::Timeout covers only dpkg's lock.
-        local n=0
-        until apt-get update -q >&2; do
-            n=$((n + 1))
-            [ "$n" -lt 60 ] || board_die "apt-get update failed"
-            sleep 5
-        done
+        apt_update || board_die "apt-get update failed"
         board_apt_updated=1
     fi
 }
