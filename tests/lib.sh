@@ -41,20 +41,10 @@ t_has() {
 	esac
 }
 
-# t_need PKG...: install the Debian packages that are missing (an apt-get
-# update first on a machine that has no package lists yet).
+# t_need PKG...: install the Debian packages that are missing
+# (scripts/lib/apt.sh).
 t_need() {
-	local missing=() p
-	for p in "$@"; do
-		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-	done
-	[ "${#missing[@]}" -eq 0 ] && return 0
-	if ! compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; then
-		apt_update || return 1
-	fi
-	# Wait for the lock: scripts/test may be building a board in the
-	# background, whose apt-get holds it for a while.
-	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+	apt_install "$@"
 }
 
 # t_median: the median of the numbers on standard input, one per line

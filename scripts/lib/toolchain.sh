@@ -328,33 +328,16 @@ toolchain_apt_update() {
     TOOLCHAIN_APT_UPDATED=1
 }
 toolchain_apt_install() {
-    local missing=() p
-    for p in "$@"; do
-        case " ${missing[*]} " in *" $p "*) continue ;; esac
-        # (no `dpkg -s | grep -q`: under pipefail grep's early exit fails it)
-        [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] \
-            || missing+=("$p")
-    done
+    local missing
+    mapfile -t missing < <(apt_missing "$@")
     [ "${#missing[@]}" = 0 ] && return 0
     if [ "${NASBOOT_NO_INSTALL:-0}" = 1 ]; then
         toolchain_die "missing packages (NASBOOT_NO_INSTALL=1): ${missing[*]}"
         return
     fi
     [ "$(id -u)" = 0 ] || toolchain_die "need root to apt-get install: ${missing[*]}" || return
-    if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then
-        toolchain_apt_update || return
-    fi
     toolchain_say "apt-get install ${missing[*]}"
-    local apt=(apt-get -o DPkg::Lock::Timeout=900 -y -qq --no-install-recommends install)
-    if ! DEBIAN_FRONTEND=noninteractive "${apt[@]}" "${missing[@]}" >&2; then
-        if [ "$TOOLCHAIN_APT_UPDATED" = 1 ]; then
-            toolchain_die "apt-get install failed: ${missing[*]}"
-            return
-        fi
-        toolchain_apt_update || return
-        DEBIAN_FRONTEND=noninteractive "${apt[@]}" "${missing[@]}" >&2 \
-            || toolchain_die "apt-get install failed: ${missing[*]}" || return
-    fi
+    apt_install "${missing[@]}" || toolchain_die "apt-get install failed: ${missing[*]}"
 }
 
 # toolchain_install [TARGET...]: everything building and testing the targets

@@ -59,17 +59,13 @@ board_build_hash() {
 
 # board_build_apt PKG...: install the Debian packages that are missing.
 board_build_apt() {
-    local p missing=()
-    for p in "$@"; do
-        dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-    done
+    local missing
+    mapfile -t missing < <(apt_missing "$@")
     [ ${#missing[@]} = 0 ] && return 0
     board_need_root "the --board $BOARD_NAME build"
     [ "${NASBOOT_NO_INSTALL:-0}" = 1 ] && board_die "--board $BOARD_NAME: packages missing: ${missing[*]} (NASBOOT_NO_INSTALL=1)"
-    board_apt_update
     board_say "apt-get install ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >&2 ||
-        board_die "--board $BOARD_NAME: apt-get install ${missing[*]} failed"
+    apt_install "${missing[@]}" || board_die "--board $BOARD_NAME: apt-get install ${missing[*]} failed"
 }
 
 # board_cross_apt PKG...: the cross compiler with its C library (gcc-*

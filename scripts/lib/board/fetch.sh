@@ -64,10 +64,8 @@ board_fetch() {
         fi
     done < <(board_host_tools)
     if [ ${#missing[@]} -gt 0 ]; then
-        board_apt_update
         board_say "apt-get install ${missing[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >&2 ||
-            board_die "apt-get install failed"
+        apt_install "${missing[@]}" || board_die "apt-get install ${missing[*]} failed"
     fi
 
     if ! dpkg --print-foreign-architectures | grep -qx mipsel; then
