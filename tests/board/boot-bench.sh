@@ -225,9 +225,13 @@ done
 #   start     `nasboot --version`: the exec and start of any run
 #   check     `nasboot -q check`: the start and the profile read and
 #             validated
-#   plan      `nasboot -q plan`: the start, the profile and the
-#             observation of the board, nothing to change (nasboot's own
-#             share of a boot)
+#   plan      `nasboot -q plan`: the start, the profile, the observation
+#             of the board and the plan, nothing to change, printed with
+#             the rendered files and the listener notes
+#   apply     `nasboot -q apply`: the same, applied: what `run` does
+#             before it pets the watchdog, on a board that needs no change
+#             (nasboot's own share of a boot; the watchdog opened and
+#             closed)
 #   exportfs  `exportfs -ra` of the export table nasboot wrote (the NAS)
 # and, from each timed run's end, "bench-cpu: VARIANT udhcpc TICKS": the
 # DHCP client's CPU time (itself and its event script's forks, in
@@ -256,6 +260,7 @@ if [ "${PARTS:-0}" -gt 0 ]; then
             part "$v" start nasboot --version
             part "$v" check nasboot -q -c "$prof" check
             part "$v" plan nasboot -q -c "$prof" plan
+            part "$v" apply nasboot -q -c "$prof" apply
             if [ "$v" = nasboot-nas ] && [ "$NFS" = 1 ]; then part "$v" exportfs exportfs -ra; fi
             r=$((r + 1))
         done

@@ -32,6 +32,29 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// Read a whole file into `buf` in as few system calls as a slow board
+/// allows: open, the reads, close. `fs::read` and `File::read_to_end` also
+/// stat the file to size the buffer, and start a file that reports size 0
+/// (every /proc and /sys file) with a 32-byte probe read; most of what
+/// nasboot reads is such a file, and on the emulated 24K each system call
+/// is a measurable part of the observation (scripts/README.md, "Boot to
+/// protected"). The first read gets 1 KiB of room, enough for the /proc
+/// and /sys values; bigger files grow the buffer as `read_to_end` does.
+pub(crate) fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+    use std::io::Read;
+    buf.clear();
+    buf.reserve(1024);
+    // `Take` hides the file, so `read_to_end` does not stat it.
+    fs::File::open(path)?.take(u64::MAX).read_to_end(buf).map(drop)
+}
+
+/// `read_into` a new buffer.
+pub(crate) fn read(path: &Path) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_into(path, &mut buf)?;
+    Ok(buf)
+}
+
 /// Atomically replace `path` (a real path) with `data`.
 pub(crate) fn replace_atomically(path: &Path, data: &[u8]) -> io::Result<Replaced> {
     let old = match fs::read(path) {
@@ -73,13 +96,11 @@ pub(crate) fn replace_atomically(path: &Path, data: &[u8]) -> io::Result<Replace
 
 impl Files for RealFiles {
     fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
-        fs::read(self.root.at(path))
+        read(&self.root.resolve(path))
     }
 
     fn read_into(&mut self, path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
-        use std::io::Read;
-        buf.clear();
-        fs::File::open(self.root.resolve(path))?.read_to_end(buf).map(drop)
+        read_into(&self.root.resolve(path), buf)
     }
 
     fn exists(&mut self, path: &Path) -> bool {
@@ -135,6 +156,25 @@ mod tests {
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn read_gets_every_byte_of_empty_small_big_and_proc_files() {
+        let d = scratch("read");
+        for n in [0, 1, 1023, 1024, 1025, 70_000] {
+            let p = d.join(format!("f{n}"));
+            let data: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+            fs::write(&p, &data).unwrap();
+            assert_eq!(read(&p).unwrap(), data, "{n} bytes");
+        }
+        // A file that reports size 0 and is generated as it is read.
+        let stat = read(Path::new("/proc/self/stat")).unwrap();
+        assert!(stat.ends_with(b"\n") && stat.len() > 50, "{}", String::from_utf8_lossy(&stat));
+        let mut buf = b"old".to_vec();
+        read_into(Path::new("/proc/self/comm"), &mut buf).unwrap();
+        assert!(!buf.starts_with(b"old") && buf.ends_with(b"\n"));
+        assert_eq!(read(&d.join("absent")).unwrap_err().kind(), io::ErrorKind::NotFound);
+        fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -164,7 +164,7 @@ impl Netif for RealNetif {
     fn names(&mut self) -> io::Result<Vec<IfName>> {
         // /proc/net/dev rather than if_nameindex(3), whose netlink code in
         // the static libc costs 8 KiB.
-        Ok(proc_net_dev_names(&String::from_utf8_lossy(&std::fs::read("/proc/net/dev")?)))
+        Ok(proc_net_dev_names(&String::from_utf8_lossy(&super::files::read(std::path::Path::new("/proc/net/dev"))?)))
     }
 
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
