@@ -38,12 +38,17 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 /// (every /proc and /sys file) with a 32-byte probe read; most of what
 /// nasboot reads is such a file, and on the emulated 24K each system call
 /// is a measurable part of the observation (scripts/README.md, "Boot to
-/// protected"). The first read gets 1 KiB of room, enough for the /proc
-/// and /sys values; bigger files grow the buffer as `read_to_end` does.
+/// protected"). A new buffer gets 1 KiB of room for the first read, enough
+/// for the /proc and /sys values; bigger files grow it as `read_to_end`
+/// does.
 pub(crate) fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
     use std::io::Read;
     buf.clear();
-    buf.reserve(1024);
+    // A caller's own buffer (the health check's, reused every pet) keeps
+    // its size; it only needs room for more than the probe's 32 bytes.
+    if buf.capacity() < 64 {
+        buf.reserve(1024);
+    }
     // `Take` hides the file, so `read_to_end` does not stat it.
     fs::File::open(path)?.take(u64::MAX).read_to_end(buf).map(drop)
 }
