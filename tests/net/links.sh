@@ -259,7 +259,9 @@ for t in $targets; do
 	i0=$(jlink eth0 ifindex)
 	run plan -c "$profile"
 	t_eq "$t: re-plan has no links action" "" "$(links_lines "$out")"
-	box ip monitor link address route >"$work/monitor" 2>&1 &
+	# Not through box(): $! must be ip monitor itself (ip netns exec execs),
+	# or the kill would leave it running.
+	ip netns exec "${P}box" ip monitor link address route >"$work/monitor" 2>&1 &
 	mon=$!
 	sleep 0.5
 	run -v apply -c "$profile"
