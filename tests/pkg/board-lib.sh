@@ -53,9 +53,17 @@ pkgb_run() {
 	echo "board: $gaps known gap(s)"
 }
 
-# pkgb_keep: on a failure, keep the serial log in target/pkg-tests/.
+# pkgb_keep: on a failure, show the end of the serial log and the
+# harness's output (CI keeps only what is printed) and keep both in
+# target/pkg-tests/.
 pkgb_keep() {
 	[ "$T_FAIL" -gt 0 ] || return 0
+	local f
+	for f in "$pkgb_log" "$work/harness.log"; do
+		[ -s "$f" ] || continue
+		echo "--- the last 40 lines of $f:"
+		tr -d '\r' <"$f" | tail -n 40
+	done
 	mkdir -p "$T_TOP/target/pkg-tests"
 	cp "$pkgb_log" "$T_TOP/target/pkg-tests/$pkgb_name.log"
 	cp "$work/harness.log" "$T_TOP/target/pkg-tests/$pkgb_name.harness" 2>/dev/null || true
