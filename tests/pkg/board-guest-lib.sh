@@ -36,14 +36,24 @@ alive() {
 	st=${st##*) }
 	[ "${st%% *}" != Z ]
 }
-wait_gone() {
-	n=0
-	while alive "$1" && [ $n -lt 50 ]; do
+# within SECONDS CMD...: CMD succeeds within SECONDS, asked every 0.1 s.
+# The guest's clock runs at wall speed, so a host that stalls QEMU (CI's
+# background builds) delays the daemon, not the clock: a fixed sleep and
+# then a check would fail there. What the daemon must do, the checks wait
+# for with this.
+within() {
+	_left=$(($1 * 10))
+	shift
+	until "$@"; do
+		[ "$_left" -gt 0 ] || return 1
 		sleep 0.1
-		n=$((n + 1))
+		_left=$((_left - 1))
 	done
-	! alive "$1"
 }
+gone() { ! alive "$1"; }
+# own_netns PID: PID is in a network namespace other than ours.
+own_netns() { [ "$(readlink "/proc/$1/ns/net")" != "$(readlink /proc/self/ns/net)" ]; }
+wait_gone() { within 10 gone "$1"; }
 # The number of live /usr/sbin/nasboot processes.
 daemons() {
 	n=0
@@ -54,6 +64,17 @@ daemons() {
 }
 wd_state() { cat $wd/state; }
 wd_timeout() { cat $wd/timeout; }
+# armed_with SECONDS: softdog is active with that timeout.
+armed_with() { [ "$(wd_state)" = active ] && [ "$(wd_timeout)" = "$1" ]; }
+# in_file NEEDLE FILE: FILE contains NEEDLE.
+in_file() { grep -qF -- "$1" "$2" 2>/dev/null; }
+state_is() { [ "$(wd_state)" = "$1" ]; }
+# tcp_listen PORT: the /proc/net/tcp or tcp6 line of a socket listening
+# on PORT (state 0A), as a pattern for grep.
+tcp_listen() { echo "^ *[0-9]*: [0-9A-F]*:$(printf '%04X' "$1") [0-9A-F]*:[0-9A-F]* 0A "; }
+# listening PORT: a TCP socket listens on PORT in this network namespace
+# (BusyBox's nc -l binds to :: where the kernel has IPv6).
+listening() { grep -qs "$(tcp_listen "$1")" /proc/net/tcp /proc/net/tcp6; }
 # profile TIMEOUT [FILE]: a valid profile whose watchdog is softdog.
 profile() {
 	printf '[board]\nname = "qemu-malta"\n[firewall]\nprofile = "off"\n[watchdog]\ndevice = "/dev/watchdog0"\ntimeout = %s\ninterval = 1\n' "$1" >"${2:-$cfg}"
@@ -73,12 +94,12 @@ pkgtest_probe() {
 	profile 7
 	/usr/sbin/nasboot run >/tmp/probe.log 2>&1 &
 	probe=$!
-	sleep 2
+	within 10 armed_with 7
 	cat $wd/timeout >/tmp/probe.timeout
 	signals=no
 	if alive "$probe"; then
 		kill -HUP "$probe"
-		sleep 1
+		within 10 in_file "profile reloaded" /tmp/probe.log
 		if alive "$probe"; then
 			kill -TERM "$probe"
 			wait_gone "$probe" && [ "$(wd_state)" = inactive ] && signals=yes
@@ -115,7 +136,7 @@ pkgtest_lifecycle() {
 	check "the pidfile names a live process" alive "$pid"
 	check "that process is /usr/sbin/nasboot" [ "$(readlink "/proc/$pid/exe")" = /usr/sbin/nasboot ]
 	check "its command line is \`run\`" [ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/sbin/nasboot --config /etc/nasboot.toml run " ]
-	check "softdog is armed" [ "$(wd_state)" = active ]
+	check "softdog is armed" within 10 state_is active
 	if [ "$timeouts" = yes ]; then
 		check "with the profile's timeout (7 s)" [ "$(wd_timeout)" = 7 ]
 	else
@@ -137,10 +158,9 @@ pkgtest_lifecycle() {
 		out=$(initd reload 2>&1)
 		rc=$?
 		check "reload exits 0 ($out)" [ "$rc" -eq 0 ]
-		sleep 1
+		check "reload re-read the profile: softdog timeout now 9 s" within 10 armed_with 9
 		check "the daemon survived the reload" alive "$pid"
 		check "reload keeps the pid" [ "$(cat "$P")" = "$pid" ]
-		check "reload re-read the profile: softdog timeout now 9 s" [ "$(wd_timeout)" = 9 ]
 	else
 		gap "reload (SIGHUP keeps the pid, re-reads the profile): this binary dies on SIGHUP"
 	fi
@@ -192,7 +212,7 @@ wan_up() {
 	ip link add "$wan" type veth
 	unshare -n sleep 1000 &
 	wanns=$!
-	sleep 0.3
+	within 10 own_netns "$wanns"
 	peer=$(ip -o link show | sed -n "s/^[0-9]*: \([^:@]*\)@$wan:.*/\1/p")
 	ip link set dev "$peer" netns "$wanns"
 	ip addr add 198.51.100.2/24 dev "$wan"
@@ -207,7 +227,7 @@ on_wan() { nsenter -t "$wanns" -n "$@"; }
 wan_in() {
 	nc -l -p 8080 >/dev/null 2>&1 </dev/null &
 	l=$!
-	sleep 0.3
+	within 10 listening 8080
 	echo hello | on_wan nc -w 2 198.51.100.2 8080 >/dev/null 2>&1
 	r=$?
 	kill "$l" 2>/dev/null
@@ -218,7 +238,7 @@ wan_in() {
 box_out() {
 	on_wan nc -l -p 9090 >/dev/null 2>&1 </dev/null &
 	l=$!
-	sleep 0.3
+	within 10 on_wan grep -qs "$(tcp_listen 9090)" /proc/net/tcp /proc/net/tcp6
 	echo hello | nc -w 2 198.51.100.1 9090 >/dev/null 2>&1
 	r=$?
 	kill "$l" 2>/dev/null
