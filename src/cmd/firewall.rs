@@ -54,7 +54,11 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
         Ok(l) => l,
         Err(status) => return status,
     };
-    let now = firewall::observe(&loaded.profile, seams);
+    let mut now = firewall::observe(&loaded.profile, seams);
+    if sub == FirewallCommand::Render {
+        // The rule set is printed whether or not it is loaded already.
+        now.loaded = None;
+    }
     let actions = firewall::plan(&loaded.profile, &now);
     match sub {
         FirewallCommand::Render => {
@@ -196,6 +200,23 @@ mod tests {
         assert_eq!(b.effects(), ["nf_tables commit 28 messages", "nf_tables commit 9 messages"]);
         let tables: Vec<_> = b.nft.tables.keys().cloned().collect();
         assert_eq!(tables, [(crate::sys::nftnl::NFPROTO_INET, "nasboot".to_string())], "the fallback alone");
+    }
+
+    #[test]
+    fn a_settled_apply_loads_nothing_and_render_and_status_still_tell() {
+        let mut b = board(PROFILE);
+        let (status, out, _) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!((status, out.ends_with("through netlink: ok\n")), (Status::Ok, true), "{out}");
+        let (status, out, _) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!((status, out.as_str()), (Status::Ok, ""), "nothing to do");
+        assert_eq!(b.nft.batches.len(), 1);
+        let (_, out, _) = run_on(&mut b, &["firewall", "render"]);
+        assert!(out.starts_with("#!/usr/sbin/nft -f\n"), "render prints the rule set loaded or not: {out}");
+        let (_, out, _) = run_on(&mut b, &["status"]);
+        assert!(out.contains("nasboot's rules loaded, this profile's, unchanged since nasboot loaded them\n"), "{out}");
+        b.nft.generation += 1;
+        let (_, out, _) = run_on(&mut b, &["status"]);
+        assert!(out.contains("nasboot's rules loaded\n"), "{out}");
     }
 
     #[test]

@@ -57,16 +57,18 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
             }
         }
     }
-    // `apply` always loads the rule set again (one transaction, cheap), so
-    // its load is not a pending change: status says whether nasboot's
-    // rules are loaded instead.
+    // A load is not counted as a pending change (where nasboot cannot tell
+    // the loaded rule set from the wanted one, `apply` always loads it
+    // again): status says whether nasboot's rules are loaded, and through
+    // netlink whether they are still as nasboot loaded them.
+    let settled = now.firewall.loaded.is_some() && !pending.actions.iter().any(|a| a.phase() == crate::plan::Phase::Firewall);
     let backend = crate::firewall::backend_for(p, &now.firewall);
     if p.firewall.profile == crate::config::firewall::Profile::Off {
         // Nothing to load: only rules left from an earlier profile matter.
         let left = if now.firewall.ours_loaded == Some(true) { ", nasboot's earlier rules still loaded (apply removes them)" } else { "" };
         let _ = writeln!(io.out, "  firewall: off{left}");
     } else {
-        firewall_line(p, backend, &now, seams, io);
+        firewall_line(p, backend, &now, settled, seams, io);
     }
     let pending: Vec<_> = pending.actions.iter().filter(|a| a.phase() != crate::plan::Phase::Firewall).collect();
     if pending.is_empty() {
@@ -81,11 +83,12 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
 }
 
 /// The firewall's line: its profile, backend and path, whether nasboot's
-/// rules are loaded.
+/// rules are loaded, and whether as nasboot loaded them (`settled`).
 fn firewall_line(
     p: &crate::config::Profile,
     backend: crate::firewall::Backend,
     now: &plan::Observed,
+    settled: bool,
     seams: &mut Seams<'_>,
     io: &mut Io<'_>,
 ) {
@@ -98,5 +101,6 @@ fn firewall_line(
         crate::firewall::Backend::Nftables => format!(" {}", now.firewall.via),
         crate::firewall::Backend::Iptables => String::new(),
     };
-    let _ = writeln!(io.out, "  firewall: profile {}, {backend}{via}, nasboot's rules {loaded}", p.firewall.profile);
+    let still = if settled { ", this profile's, unchanged since nasboot loaded them" } else { "" };
+    let _ = writeln!(io.out, "  firewall: profile {}, {backend}{via}, nasboot's rules {loaded}{still}", p.firewall.profile);
 }

@@ -85,6 +85,19 @@
 //! chain, set or flowtable that caused it, with its profile key and, where
 //! the kernel lacks an expression's module, the feature.
 //!
+//! An apply whose rule set nasboot loaded through netlink and nobody has
+//! touched since loads nothing (a load is most of a settled apply's cost
+//! on a slow board: scripts/README.md, "Boot to protected"): the batch seals the
+//! table with its own digest and the ruleset generation its commit makes
+//! ([`netlink::Seal`]), and the observation finds the rule set loaded as
+//! it was when the table carries the digest of the batch the plan would
+//! send, the kernel is still at that generation (every commit moves it
+//! on, so nothing at all was committed since: an element added, a policy
+//! changed, another table), and every device the batch hooks is still in
+//! the dumped hooks (a device that goes away leaves without a commit).
+//! Anything else, a kernel before 5.13 (no table userdata) or a table
+//! loaded by nft, and the rule set is loaded again, as before.
+//!
 //! iptables: `iptables-restore --test --noflush` (and `ip6tables-restore`)
 //! then the same without `--test`, both families checked before either
 //! loads. If the configured rule set is rejected, the built-in fallback is
@@ -112,7 +125,7 @@ pub(crate) mod iptables;
 pub(crate) mod listeners;
 pub(crate) mod load;
 pub(crate) mod model;
-mod native;
+pub(crate) mod native;
 pub(crate) mod netlink;
 pub(crate) mod nft;
 pub(crate) mod rules;
@@ -308,6 +321,9 @@ pub(crate) struct Observed {
     /// The kernel's nf_tables tables, asked through netlink; None when it
     /// was not asked or could not be (see `offer.netlink`).
     pub nft_tables: Option<Vec<crate::seam::nftables::TableId>>,
+    /// nasboot's rule set as its last load through netlink left it, when
+    /// nothing has been committed since (see [`native::loaded`]).
+    pub loaded: Option<native::Loaded>,
 }
 
 /// Whether nasboot's tables (nftables) or chains (iptables) are loaded.
@@ -425,8 +441,33 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     }
     let forwarding = if router { crate::sysctl::observe(&forwarding_wanted(ipv6), seams) } else { crate::sysctl::Observed::default() };
     let via = backend::via(fw.loader, offer);
-    let mut seen =
-        Observed { offer, ipv6, left4, left6, tables_complete, ours_loaded: None, links, flowtable, nat, forwarding, via, nft_tables };
+    // Only where nasboot's table is there to ask: never at boot.
+    let loaded = match &nft_tables {
+        Some(t)
+            if backend == Backend::Nftables
+                && via == Via::Netlink
+                && fw.profile != FwProfile::Off
+                && t.iter().any(|(f, n)| rules::ours(*f, n)) =>
+        {
+            native::loaded(t, seams)
+        }
+        _ => None,
+    };
+    let mut seen = Observed {
+        offer,
+        ipv6,
+        left4,
+        left6,
+        tables_complete,
+        ours_loaded: None,
+        links,
+        flowtable,
+        nat,
+        forwarding,
+        via,
+        nft_tables,
+        loaded,
+    };
     if fw.profile == FwProfile::Off {
         seen.ours_loaded = ours_loaded(backend, &seen, seams);
     }
@@ -551,7 +592,15 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     } else {
         Vec::new()
     };
-    vec![Action::Load { rules: render(&m, backend, now), fallback_lan, instead, then }]
+    let rules = render(&m, backend, now);
+    // The same rule set, loaded by nasboot and untouched since: nothing to
+    // do (with the forwarding sysctls as they should be).
+    if let (Native::Rules(rs), Via::Netlink, Some(loaded), true) = (&rules.native, rules.via, &now.loaded, then.is_empty()) {
+        if native::unchanged(rs, loaded) {
+            return Vec::new();
+        }
+    }
+    vec![Action::Load { rules, fallback_lan, instead, then }]
 }
 
 /// What the firewall's plan wants a human to know: a router without its

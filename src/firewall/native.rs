@@ -2,7 +2,10 @@
 //! committed in one batch through the [`Nftables`] seam; a refusal traced
 //! back to the rule, chain, set or flowtable that caused it, with its
 //! profile key and, where the kernel lacks a module, the feature; and the
-//! copy of what is loaded that `--confirm` rolls back to.
+//! copy of what is loaded that `--confirm` rolls back to; and whether
+//! the rule set nasboot loaded is still loaded as it was ([`loaded`],
+//! with the seal of [`netlink::Seal`]), so that an apply of the same
+//! rule set has nothing to do.
 //!
 //! There is no check pass: the kernel's verdict on the batch is the
 //! check, and a refused batch changes nothing.
@@ -111,10 +114,13 @@ fn netlink_ft() -> &'static str {
     super::rules::FLOWTABLE
 }
 
-/// Load `rs` in one batch.
+/// Load `rs` in one batch, sealed with the generation its commit makes
+/// (the one after the kernel's now; should another commit come between,
+/// the seal never matches, and the next apply loads again).
 pub(crate) fn load(rs: &Ruleset, seams: &mut Seams<'_>) -> Result<(), LoadError> {
     let seq = seams.nft.next_seq();
-    let enc = netlink::encode(rs, Order::HOST, seq);
+    let mut enc = netlink::encode(rs, Order::HOST, seq);
+    enc.seal(seams.nft.generation().map_or(0, next_generation));
     log::debug!("nf_tables: one batch of {} messages, {} bytes", enc.sent.starts.len(), enc.sent.bytes.len());
     match seams.nft.commit(&enc.sent) {
         Ok(()) => Ok(()),
@@ -129,6 +135,58 @@ pub(crate) fn load(rs: &Ruleset, seams: &mut Seams<'_>) -> Result<(), LoadError>
         }
         Err(CommitError::Io(e)) => Err(LoadError::Netlink(e)),
     }
+}
+
+/// The generation after `g`, as the kernel counts (it skips 0).
+fn next_generation(g: u32) -> u32 {
+    g.wrapping_add(1).max(1)
+}
+
+/// nasboot's rule set as loaded, when nothing has been committed since
+/// nasboot loaded it: the digest its seal carries, and the hook devices
+/// its tables have now (see [`netlink::Seal`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Loaded {
+    pub digest: u64,
+    pub hook_devices: u64,
+}
+
+/// Read what [`Loaded`] holds: the seal of nasboot's `inet` table; the
+/// generation, which must be the seal's; then the hook devices of its
+/// tables' chains and flowtable. None when any of it is missing, differs
+/// or cannot be read: then the rule set is loaded again.
+pub(crate) fn loaded(tables: &[crate::seam::nftables::TableId], seams: &mut Seams<'_>) -> Option<Loaded> {
+    let mut seal = None;
+    seams
+        .nft
+        .dump(nl::GETTABLE, nl::NFPROTO_INET, FILTER_TABLE, None, &mut |_, attrs| {
+            seal = nl::find(attrs, Order::HOST, nl::TABLE_USERDATA).and_then(netlink::Seal::read);
+        })
+        .ok()?;
+    let seal = seal?;
+    if seams.nft.generation().ok()? != seal.generation {
+        return None;
+    }
+    let mut hook_devices = 0;
+    for (family, name) in [(nl::NFPROTO_INET, FILTER_TABLE), (nl::NFPROTO_IPV4, NAT_TABLE)] {
+        if !tables.iter().any(|(f, n)| *f == family && n == name) {
+            continue;
+        }
+        for get in [nl::GETCHAIN, nl::GETFLOWTABLE] {
+            seams
+                .nft
+                .dump(get, family, name, None, &mut |kind, attrs| netlink::hooked(kind, attrs, Order::HOST, &mut hook_devices))
+                .ok()?;
+        }
+    }
+    Some(Loaded { digest: seal.digest, hook_devices })
+}
+
+/// Whether `rs` is what [`loaded`] found: the same batch, every hook device
+/// bound. Pure.
+pub(crate) fn unchanged(rs: &Ruleset, loaded: &Loaded) -> bool {
+    let enc = netlink::encode(rs, Order::HOST, 0);
+    enc.digest() == loaded.digest && enc.hook_devices(Order::HOST) == loaded.hook_devices
 }
 
 /// Commit a saved copy (`--confirm`'s rollback).

@@ -35,12 +35,99 @@ pub(crate) enum Origin {
 pub(crate) struct Encoded {
     pub sent: Sent,
     pub origins: Vec<(u32, Origin)>,
+    /// Where the seal's value sits in `sent.bytes` (see [`Seal`]).
+    seal_at: Option<usize>,
+}
+
+/// nasboot's userdata record in the first table it fills (a record as
+/// nft writes userdata: a type byte nft does not use, a length byte,
+/// then the value): the digest of the batch ([`nl::digest`], with this
+/// record zeroed) and the ruleset generation its commit makes, both
+/// little-endian. A later apply finds its rule set loaded and untouched
+/// when the table carries the digest of the batch it would send, the
+/// kernel is still at that generation (every commit moves it on, so no
+/// change at all has been committed since), and every hook device of the
+/// batch is still bound ([`Encoded::hook_devices`]: a device that goes
+/// away leaves without a commit). Nothing else changes nf_tables: the
+/// rule sets have no dynamic sets or timeouts. A kernel before 5.13
+/// keeps no table userdata, so there every apply loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Seal {
+    pub digest: u64,
+    pub generation: u32,
+}
+
+const SEAL_TYPE: u8 = b'n';
+const SEAL_LEN: usize = 2 + 8 + 4;
+
+impl Seal {
+    /// The seal in a table's userdata, if it carries one.
+    pub(crate) fn read(udata: &[u8]) -> Option<Seal> {
+        let mut rest = udata;
+        while let [kind, len, tail @ ..] = rest {
+            let (value, next) = tail.split_at_checked(usize::from(*len))?;
+            if *kind == SEAL_TYPE && value.len() == SEAL_LEN - 2 {
+                let digest = u64::from_le_bytes(value[..8].try_into().ok()?);
+                let generation = u32::from_le_bytes(value[8..].try_into().ok()?);
+                return Some(Seal { digest, generation });
+            }
+            rest = next;
+        }
+        None
+    }
 }
 
 impl Encoded {
     pub(crate) fn origin(&self, seq: u32) -> Option<Origin> {
         self.origins.iter().find(|(s, _)| *s == seq).map(|(_, o)| *o)
     }
+
+    /// The digest of the batch as [`encode`] gives it, its seal zeroed
+    /// (once sealed, the digest is the seal's).
+    pub(crate) fn digest(&self) -> u64 {
+        nl::digest(&self.sent)
+    }
+
+    /// Write the seal, once: the batch's digest, and `generation`, the
+    /// ruleset generation its commit will make (0, which the kernel never
+    /// uses, when it could not be asked).
+    pub(crate) fn seal(&mut self, generation: u32) {
+        let digest = self.digest();
+        if let Some(at) = self.seal_at {
+            self.sent.bytes[at + 2..at + 10].copy_from_slice(&digest.to_le_bytes());
+            self.sent.bytes[at + 10..at + SEAL_LEN].copy_from_slice(&generation.to_le_bytes());
+        }
+    }
+
+    /// Every device a chain or the flowtable of the batch hooks, as one
+    /// number ([`hooked`]): what a dump of the loaded tables must give for
+    /// them to be whole ([`nl::hook_devices`]).
+    pub(crate) fn hook_devices(&self, order: Order) -> u64 {
+        let mut sum = 0;
+        nl::messages(&self.sent, order, &mut |kind, attrs| hooked(kind, attrs, order, &mut sum));
+        sum
+    }
+}
+
+/// One hook device of table `table`'s chain or flowtable `name`, as a
+/// number: their FNV-1a digest.
+pub(crate) fn hook_device(table: &str, name: &str, dev: &str) -> u64 {
+    [table, name, dev].iter().fold(nl::FNV_START, |h, part| nl::fnv(h, part.as_bytes()) ^ 0xff)
+}
+
+/// The devices an object hooks (a dump's reply or a batch's message),
+/// added to `sum` ([`hook_device`]; a sum, so that the order of the
+/// devices and of the objects does not matter).
+pub(crate) fn hooked(kind: u8, attrs: &[u8], order: Order, sum: &mut u64) {
+    let table = nl::find(attrs, order, 1).map(nl::str_value).unwrap_or_default();
+    let name = match kind {
+        nl::NEWCHAIN => nl::find(attrs, order, nl::CHAIN_NAME),
+        nl::NEWFLOWTABLE => nl::find(attrs, order, nl::FLOWTABLE_NAME),
+        _ => return,
+    }
+    .map(nl::str_value)
+    .unwrap_or_default();
+    nl::hook_devices(kind, attrs, order, &mut |dev| *sum = sum.wrapping_add(hook_device(table, name, dev)));
 }
 
 fn nfproto(f: Family) -> u8 {
@@ -54,15 +141,17 @@ struct Enc {
     w: Writer,
     origins: Vec<(u32, Origin)>,
     set_id: u32,
+    seal_at: Option<usize>,
 }
 
-/// Encode `rs` as one batch, its messages numbered from `seq`. Pure.
+/// Encode `rs` as one batch, its messages numbered from `seq`, its seal
+/// zeroed ([`Encoded::seal`] writes it). Pure.
 pub(crate) fn encode(rs: &Ruleset, order: Order, seq: u32) -> Encoded {
-    let mut e = Enc { w: Writer::batch(order, seq), origins: Vec::new(), set_id: 0 };
+    let mut e = Enc { w: Writer::batch(order, seq), origins: Vec::new(), set_id: 0, seal_at: None };
     for (ti, t) in rs.tables.iter().enumerate() {
         e.table(rs, ti, t);
     }
-    Encoded { sent: e.w.finish_batch(), origins: e.origins }
+    Encoded { sent: e.w.finish_batch(), origins: e.origins, seal_at: e.seal_at }
 }
 
 /// An interface name as meta loads it: 16 bytes, NUL padded.
@@ -119,6 +208,11 @@ impl Enc {
         let seq = self.w.msg(nl::NEWTABLE, fam, 0);
         self.w.put_str(nl::TABLE_NAME, t.name);
         self.w.put_be32(nl::TABLE_FLAGS, 0);
+        if self.seal_at.is_none() {
+            let mut record = [0; SEAL_LEN];
+            record[..2].copy_from_slice(&[SEAL_TYPE, (SEAL_LEN - 2) as u8]);
+            self.seal_at = Some(self.w.put_at(nl::TABLE_USERDATA, &record));
+        }
         self.origins.push((seq, Origin::Table { table: ti }));
         for (ci, c) in body.chains.iter().enumerate() {
             let seq = self.w.msg(nl::NEWCHAIN, fam, nl::NLM_F_CREATE);

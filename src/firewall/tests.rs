@@ -716,7 +716,14 @@ fn a_router_gets_the_flowtable_where_the_kernel_has_it_and_forwards_only_once_lo
     super::apply(&a, &mut b.seams()).unwrap();
     assert_eq!(b.effects(), ["nf_tables commit 54 messages", "sysctl net.ipv4.ip_forward=1", "sysctl net.ipv6.conf.all.forwarding=1"]);
     assert!(b.nft.tables.contains_key(&(crate::sys::nftnl::NFPROTO_INET, "nasboot".into())));
-    // Re-planned on a router that forwards already: the sysctls are left.
+    // Re-planned on a router that forwards already, its rule set loaded
+    // as nasboot left it: nothing to do.
+    let now = observe(&p, &mut b.seams());
+    assert!(now.loaded.is_some());
+    assert_eq!(plan(&p, &now), []);
+    // With the rule set changed by someone else (a commit): loaded again,
+    // and the sysctls, right already, are left.
+    b.nft.generation += 1;
     let now = observe(&p, &mut b.seams());
     let Action::Load { then, .. } = plan(&p, &now).remove(0);
     assert!(then.is_empty());
@@ -1000,10 +1007,14 @@ fn netlink_loads_one_batch_and_replaces_only_nasboots_tables() {
     let tables: Vec<_> = b.nft.tables.keys().map(|(f, n)| (*f, n.as_str())).collect();
     assert_eq!(tables, [(1, "fw4"), (1, "nasboot"), (2, "nasboot_nat")]);
     assert_eq!(b.nft.tables[&other], [(crate::sys::nftnl::NEWCHAIN, vec![1, 2, 3, 4])], "another table is left alone");
-    // The batch is the emitter's, byte for byte.
+    // The batch is the emitter's, byte for byte, sealed with the
+    // generation its commit made.
     let Action::Load { rules, .. } = &a;
     let Native::Rules(rs) = &rules.native else { panic!("no rules") };
-    assert_eq!(b.nft.batches[0], netlink::encode(rs, crate::sys::nftnl::Order::HOST, 1).sent.bytes);
+    let mut enc = netlink::encode(rs, crate::sys::nftnl::Order::HOST, 1);
+    enc.seal(1);
+    assert_eq!(b.nft.batches[0], enc.sent.bytes);
+    assert_eq!(b.nft.generation, 1);
 }
 
 #[test]
@@ -1055,4 +1066,108 @@ fn an_unconfirmed_netlink_apply_puts_back_what_was_loaded() {
     let record = String::from_utf8_lossy(&b.files.files[Path::new(crate::paths::FIREWALL_PREVIOUS)]).into_owned();
     assert!(record.starts_with("# nasboot: the rule set before, saved through netlink ("), "{record}");
     assert_eq!(b.effects().iter().filter(|e| e.starts_with("nf_tables commit")).count(), 3, "{:?}", b.effects());
+}
+
+/// Apply `section` on `b`, through netlink; then what a second plan wants.
+fn apply_then_plan(b: &mut FakeBoard, section: &str) -> Vec<Action> {
+    let a = plan_on(b, section);
+    super::apply(&a, &mut b.seams()).unwrap();
+    let p = profile(section);
+    let now = observe(&p, &mut b.seams());
+    plan(&p, &now)
+}
+
+#[test]
+fn the_rule_set_nasboot_loaded_and_nobody_touched_is_not_loaded_again() {
+    for section in ["hook = \"input\"\nwan_services = [\"ssh\"]", "hook = \"ingress\"", "profile = \"stateful\""] {
+        let mut b = native_board();
+        assert_eq!(apply_then_plan(&mut b, section), [], "{section}");
+        assert_eq!(b.nft.batches.len(), 1, "{section}");
+    }
+}
+
+#[test]
+fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
+    let ingress = "hook = \"ingress\"";
+    let wan_chain = |b: &FakeBoard| {
+        b.nft.tables[&(crate::sys::nftnl::NFPROTO_INET, "nasboot".to_string())]
+            .iter()
+            .position(|(k, a)| {
+                let mut devs = 0;
+                netlink::hooked(*k, a, crate::sys::nftnl::Order::HOST, &mut devs);
+                devs == netlink::hook_device("nasboot", "wan_in0", "eth0")
+            })
+            .expect("the WAN's ingress chain")
+    };
+    // Anything committed since (another table, an element added to
+    // nasboot's set, a policy changed): the generation moved on.
+    let mut b = native_board();
+    assert_eq!(apply_then_plan(&mut b, ingress), []);
+    b.nft.generation += 1;
+    let p = profile(ingress);
+    assert_eq!(plan(&p, &observe(&p, &mut b.seams())).len(), 1);
+    // Another rule set.
+    let mut b = native_board();
+    assert_eq!(apply_then_plan(&mut b, ingress), []);
+    let p = profile("hook = \"ingress\"\nwan_services = [\"ssh\"]");
+    assert_eq!(plan(&p, &observe(&p, &mut b.seams())).len(), 1);
+    // The WAN device went away: Linux 6.1 deletes a chain with its last
+    // device, without a commit.
+    let mut b = native_board();
+    assert_eq!(apply_then_plan(&mut b, ingress), []);
+    let at = wan_chain(&b);
+    b.nft.tables.get_mut(&(crate::sys::nftnl::NFPROTO_INET, "nasboot".to_string())).unwrap().remove(at);
+    let p = profile(ingress);
+    assert_eq!(plan(&p, &observe(&p, &mut b.seams())).len(), 1);
+    // A table without nasboot's seal (loaded by nft, or by an older
+    // nasboot), or with a damaged one.
+    for udata in [&[][..], &[b'n', 3, 1, 2, 3][..], &[b'n', 200][..]] {
+        let mut b = native_board();
+        assert_eq!(apply_then_plan(&mut b, ingress), []);
+        let id = (crate::sys::nftnl::NFPROTO_INET, "nasboot".to_string());
+        let mut w = crate::sys::nftnl::Writer::new(crate::sys::nftnl::Order::HOST, 1);
+        w.msg(crate::sys::nftnl::NEWTABLE, 1, 0);
+        w.put_str(crate::sys::nftnl::TABLE_NAME, "nasboot");
+        if !udata.is_empty() {
+            w.put(crate::sys::nftnl::TABLE_USERDATA, udata);
+        }
+        let msg = w.finish().bytes;
+        b.nft.table_attrs.insert(id, msg[crate::sys::nftnl::NLMSG_HDRLEN + crate::sys::nftnl::NFGENMSG_LEN..].to_vec());
+        let p = profile(ingress);
+        assert_eq!(plan(&p, &observe(&p, &mut b.seams())).len(), 1, "{udata:?}");
+    }
+    // With a router's forwarding turned off meanwhile: the load, then the
+    // sysctls (they come with the load).
+    let mut b = router_board(true);
+    b.nft.refused = None;
+    assert_eq!(apply_then_plan(&mut b, ROUTER), []);
+    b.sysctl.values.insert("net.ipv4.ip_forward".into(), "0".into());
+    let p = profile(ROUTER);
+    let Action::Load { then, .. } = plan(&p, &observe(&p, &mut b.seams())).remove(0);
+    assert_eq!(then.len(), 1);
+}
+
+#[test]
+fn the_seal_is_the_digest_without_sequence_numbers_and_the_next_generation() {
+    let rs = rules::build(&model::from_profile(&profile("forward = true")));
+    for order in [crate::sys::nftnl::Order::Little, crate::sys::nftnl::Order::Big] {
+        let (a, mut b) = (netlink::encode(&rs, order, 1), netlink::encode(&rs, order, 4000));
+        assert_ne!(a.sent.bytes, b.sent.bytes);
+        assert_eq!(a.digest(), b.digest(), "the sequence numbers are left out");
+        b.seal(7);
+        let mut seals = Vec::new();
+        crate::sys::nftnl::messages(&b.sent, order, &mut |kind, attrs| {
+            if let (crate::sys::nftnl::NEWTABLE, Some(u)) = (kind, crate::sys::nftnl::find(attrs, order, crate::sys::nftnl::TABLE_USERDATA))
+            {
+                seals.push(netlink::Seal::read(u));
+            }
+        });
+        assert_eq!(seals, [Some(netlink::Seal { digest: a.digest(), generation: 7 })], "in the first table only");
+        let ft = |dev| netlink::hook_device("nasboot", "ft", dev);
+        assert_eq!(a.hook_devices(order), ft("eth0").wrapping_add(ft("eth1")));
+        assert_ne!(ft("eth0"), ft("eth1"));
+    }
+    let other =
+        netlink::encode(&rules::build(&model::from_profile(&profile("forward = true\nlog_rate = 30"))), crate::sys::nftnl::Order::HOST, 1);
+    assert_ne!(other.digest(), netlink::encode(&rs, crate::sys::nftnl::Order::HOST, 1).digest());
 }

@@ -126,6 +126,9 @@ impl Nftables for DryRunNftables {
     fn dump(&mut self, kind: u8, family: u8, table: &str, set: Option<&str>, each: &mut dyn FnMut(u8, &[u8])) -> io::Result<()> {
         self.real.dump(kind, family, table, set, each)
     }
+    fn generation(&mut self) -> io::Result<u32> {
+        self.real.generation()
+    }
     fn next_seq(&mut self) -> u32 {
         1
     }

@@ -880,6 +880,11 @@ impl WatchdogPort for FakeWatchdogPort {
 /// expressions' meaning, names that do not resolve (a jump to a missing
 /// chain, a missing set or hook device; a rule's lookup keeps the name it
 /// was sent with), the kernel's own checks of each attribute, and handles.
+/// A table keeps the attributes of the NEWTABLE that created it (its
+/// userdata), which a GETTABLE dump gives back; every commit moves the
+/// generation on, as the kernel's does. Not modelled: a device going away
+/// (the kernel then unbinds its hooks without a commit): a test does that
+/// to `tables` itself.
 #[derive(Default)]
 pub(crate) struct FakeNftables {
     /// The socket is refused with this errno (EPROTONOSUPPORT, as under
@@ -887,6 +892,10 @@ pub(crate) struct FakeNftables {
     pub refused: Option<i32>,
     /// (family, name) -> the (NFT_MSG_NEW*, attributes) messages in it.
     pub tables: BTreeMap<TableId, Vec<(u8, Vec<u8>)>>,
+    /// (family, name) -> the attributes of the NEWTABLE that created it.
+    pub table_attrs: BTreeMap<TableId, Vec<u8>>,
+    /// The ruleset generation (NFTA_GEN_ID).
+    pub generation: u32,
     /// A rule with an expression of this name is refused with this errno,
     /// and the extended ack points at the expression: a kernel without
     /// that expression's module (ENOENT).
@@ -903,9 +912,11 @@ impl FakeNftables {
 
     /// Carry out one message on `tables`; `anon` maps the batch's set ids
     /// to the names given to its anonymous sets.
+    #[allow(clippy::too_many_arguments)]
     fn apply(
         &self,
         tables: &mut BTreeMap<TableId, Vec<(u8, Vec<u8>)>>,
+        table_attrs: &mut BTreeMap<TableId, Vec<u8>>,
         anon: &mut BTreeMap<u32, String>,
         kind: u8,
         family: u8,
@@ -916,10 +927,16 @@ impl FakeNftables {
         let name = |k| nl::find(attrs, Order::HOST, k).map(|v| nl::str_value(v).to_string()).unwrap_or_default();
         match kind {
             nl::NEWTABLE => {
-                tables.entry((family, name(nl::TABLE_NAME))).or_default();
+                let id = (family, name(nl::TABLE_NAME));
+                if !tables.contains_key(&id) {
+                    table_attrs.insert(id.clone(), attrs.to_vec());
+                }
+                tables.entry(id).or_default();
             }
             nl::DELTABLE => {
-                tables.remove(&(family, name(nl::TABLE_NAME))).ok_or((nix::libc::ENOENT, None))?;
+                let id = (family, name(nl::TABLE_NAME));
+                table_attrs.remove(&id);
+                tables.remove(&id).ok_or((nix::libc::ENOENT, None))?;
             }
             _ => {
                 if let (nl::NEWRULE, Some((expr, errno))) = (kind, self.missing_expr) {
@@ -964,6 +981,22 @@ impl FakeNftables {
     }
 }
 
+/// A string attribute alone.
+fn named(kind: u16, value: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    renamed_into(&mut out, kind, value);
+    out
+}
+
+fn renamed_into(out: &mut Vec<u8>, kind: u16, to: &str) {
+    let len = 4 + to.len() + 1;
+    out.extend_from_slice(&(len as u16).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(to.as_bytes());
+    out.push(0);
+    out.resize((out.len() + 3) & !3, 0);
+}
+
 /// `attrs` with the string attribute `kind` set to `to`.
 fn renamed(attrs: &[u8], kind: u16, to: &str) -> Vec<u8> {
     use crate::sys::nftnl::{each_attr, Order};
@@ -972,12 +1005,7 @@ fn renamed(attrs: &[u8], kind: u16, to: &str) -> Vec<u8> {
     let _ = each_attr(attrs, Order::HOST, &mut |k, v| {
         let rec = (4 + v.len() + 3) & !3;
         if k == kind {
-            let len = 4 + to.len() + 1;
-            out.extend_from_slice(&(len as u16).to_ne_bytes());
-            out.extend_from_slice(&kind.to_ne_bytes());
-            out.extend_from_slice(to.as_bytes());
-            out.push(0);
-            out.resize((out.len() + 3) & !3, 0);
+            renamed_into(&mut out, kind, to);
         } else {
             out.extend_from_slice(&attrs[at..(at + rec).min(attrs.len())]);
         }
@@ -995,7 +1023,13 @@ impl Nftables for FakeNftables {
     fn dump(&mut self, kind: u8, family: u8, table: &str, set: Option<&str>, each: &mut dyn FnMut(u8, &[u8])) -> io::Result<()> {
         use crate::sys::nftnl::{self as nl, Order};
         self.refuse()?;
-        let Some(objs) = self.tables.get(&(family, table.to_string())) else { return Err(io::Error::from_raw_os_error(nix::libc::ENOENT)) };
+        let id = (family, table.to_string());
+        let Some(objs) = self.tables.get(&id) else { return Err(io::Error::from_raw_os_error(nix::libc::ENOENT)) };
+        if kind == nl::GETTABLE {
+            let attrs = self.table_attrs.get(&id).cloned().unwrap_or_else(|| named(nl::TABLE_NAME, table));
+            each(nl::NEWTABLE, &attrs);
+            return Ok(());
+        }
         for (k, attrs) in objs.iter().filter(|(k, _)| *k + 1 == kind) {
             if set.is_some_and(|s| nl::find(attrs, Order::HOST, nl::SET_ELEM_LIST_SET).map(nl::str_value) != Some(s)) {
                 continue;
@@ -1003,6 +1037,10 @@ impl Nftables for FakeNftables {
             each(*k, attrs);
         }
         Ok(())
+    }
+    fn generation(&mut self) -> io::Result<u32> {
+        self.refuse()?;
+        Ok(self.generation)
     }
     fn next_seq(&mut self) -> u32 {
         1
@@ -1020,16 +1058,19 @@ impl Nftables for FakeNftables {
             return Err(CommitError::Refused { seq: msgs.first().map_or(0, |m| m.0), errno: nix::libc::EINVAL, text: None, offset: None });
         }
         let mut tables = self.tables.clone();
+        let mut table_attrs = self.table_attrs.clone();
         let mut anon = BTreeMap::new();
         for (seq, at) in &msgs[1..msgs.len() - 1] {
             let len = u32::from_ne_bytes(b[*at..at + 4].try_into().expect("4 bytes")) as usize;
             let msg = &b[*at..at + len];
             let (kind, family) = ((kind_of(*at) & 0xff) as u8, msg[NLMSG_HDRLEN]);
-            if let Err((errno, offset)) = self.apply(&mut tables, &mut anon, kind, family, msg) {
+            if let Err((errno, offset)) = self.apply(&mut tables, &mut table_attrs, &mut anon, kind, family, msg) {
                 return Err(CommitError::Refused { seq: *seq, errno, text: None, offset });
             }
         }
         self.tables = tables;
+        self.table_attrs = table_attrs;
+        self.generation = self.generation.wrapping_add(1).max(1);
         Ok(())
     }
 }

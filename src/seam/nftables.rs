@@ -50,9 +50,13 @@ pub trait Nftables {
     /// or a kernel without nfnetlink) or no nf_tables in the kernel.
     fn tables(&mut self) -> io::Result<Vec<TableId>>;
     /// The objects of one kind in table `table` of `family`, each reply's
-    /// NFT_MSG_* kind and attributes to `each`: GETCHAIN, GETSET,
-    /// GETFLOWTABLE, GETRULE, or GETSETELEM of set `set`.
+    /// NFT_MSG_* kind and attributes to `each`: GETTABLE (the table
+    /// itself), GETCHAIN, GETSET, GETFLOWTABLE, GETRULE, or GETSETELEM of
+    /// set `set`.
     fn dump(&mut self, kind: u8, family: u8, table: &str, set: Option<&str>, each: &mut dyn FnMut(u8, &[u8])) -> io::Result<()>;
+    /// The ruleset's generation (NFT_MSG_GETGEN): every commit moves it
+    /// on, in this network namespace.
+    fn generation(&mut self) -> io::Result<u32>;
     /// The sequence number the next batch starts from.
     fn next_seq(&mut self) -> u32;
     /// Send one batch (`crate::sys::nftnl::Writer::batch`) in one

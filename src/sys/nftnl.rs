@@ -32,6 +32,7 @@ pub(crate) const NETLINK_NETFILTER: isize = 12;
 
 // nlmsghdr flags and types.
 pub(crate) const NLM_F_REQUEST: u16 = 0x1;
+pub(crate) const NLM_F_ACK: u16 = 0x4;
 pub(crate) const NLM_F_DUMP: u16 = 0x300;
 pub(crate) const NLM_F_CREATE: u16 = 0x400;
 pub(crate) const NLM_F_APPEND: u16 = 0x800;
@@ -67,6 +68,7 @@ pub(crate) const NEWSET: u8 = 9;
 pub(crate) const GETSET: u8 = 10;
 pub(crate) const NEWSETELEM: u8 = 12;
 pub(crate) const GETSETELEM: u8 = 13;
+pub(crate) const NEWGEN: u8 = 15;
 pub(crate) const GETGEN: u8 = 16;
 pub(crate) const NEWFLOWTABLE: u8 = 22;
 pub(crate) const GETFLOWTABLE: u8 = 23;
@@ -80,7 +82,7 @@ pub(crate) const NFPROTO_IPV6: u8 = 10;
 // Attributes, per object (NFTA_*).
 pub(crate) const TABLE_NAME: u16 = 1;
 pub(crate) const TABLE_FLAGS: u16 = 2;
-const TABLE_USERDATA: u16 = 6;
+pub(crate) const TABLE_USERDATA: u16 = 6;
 pub(crate) const CHAIN_TABLE: u16 = 1;
 pub(crate) const CHAIN_NAME: u16 = 3;
 pub(crate) const CHAIN_HOOK: u16 = 4;
@@ -90,6 +92,7 @@ const CHAIN_USERDATA: u16 = 12;
 pub(crate) const HOOK_HOOKNUM: u16 = 1;
 pub(crate) const HOOK_PRIORITY: u16 = 2;
 pub(crate) const HOOK_DEV: u16 = 3;
+pub(crate) const HOOK_DEVS: u16 = 4;
 pub(crate) const RULE_TABLE: u16 = 1;
 pub(crate) const RULE_CHAIN: u16 = 2;
 pub(crate) const RULE_EXPRESSIONS: u16 = 4;
@@ -127,6 +130,8 @@ pub(crate) const FLOWTABLE_HOOK_NUM: u16 = 1;
 pub(crate) const FLOWTABLE_HOOK_PRIORITY: u16 = 2;
 pub(crate) const FLOWTABLE_HOOK_DEVS: u16 = 3;
 pub(crate) const DEVICE_NAME: u16 = 1;
+/// NFTA_GEN_ID: the ruleset's generation, which every commit moves on.
+pub(crate) const GEN_ID: u16 = 1;
 
 /// Set flags (NFT_SET_*).
 pub(crate) const SET_ANONYMOUS: u32 = 0x1;
@@ -503,6 +508,17 @@ impl Writer {
         self.header_of(kind, s.len() + 1);
         self.buf.extend_from_slice(s.as_bytes());
         self.buf.push(0);
+        self.buf.resize(align(self.buf.len()), 0);
+    }
+    /// One attribute; the offset of its value in the finished bytes.
+    pub(crate) fn put_at(&mut self, kind: u16, value: &[u8]) -> usize {
+        self.header_of(kind, value.len());
+        let at = self.buf.len();
+        self.put_raw_value(value);
+        at
+    }
+    fn put_raw_value(&mut self, value: &[u8]) {
+        self.buf.extend_from_slice(value);
         self.buf.resize(align(self.buf.len()), 0);
     }
     pub(crate) fn put_be32(&mut self, kind: u16, v: u32) {
@@ -905,6 +921,68 @@ pub(crate) fn expr_at(msg: &[u8], offset: u32, order: Order) -> Option<&str> {
         Ok(())
     });
     name
+}
+
+/// The devices a chain's or a flowtable's hook is bound to (`kind`:
+/// NEWCHAIN or NEWFLOWTABLE, as a dump types its replies or a batch its
+/// messages), each to `each`: the NFTA_DEVICE_NAMEs of the device list,
+/// or without one a base chain's NFTA_HOOK_DEV (a kernel dumps a chain's
+/// only device both ways). Linux 6.1 drops a device from these lists when
+/// the device goes away, and with its last device a chain itself; 6.18
+/// keeps the name, and binds the device again when it comes back. Neither
+/// is a commit.
+pub(crate) fn hook_devices<'a>(kind: u8, attrs: &'a [u8], order: Order, each: &mut dyn FnMut(&'a str)) {
+    let (hook, devs) = match kind {
+        NEWCHAIN => (CHAIN_HOOK, HOOK_DEVS),
+        NEWFLOWTABLE => (FLOWTABLE_HOOK, FLOWTABLE_HOOK_DEVS),
+        _ => return,
+    };
+    let Some(h) = find(attrs, order, hook) else { return };
+    match (find(h, order, devs), find(h, order, HOOK_DEV)) {
+        (Some(list), _) => {
+            let _ = each_attr(list, order, &mut |k, name| {
+                if k == DEVICE_NAME {
+                    each(str_value(name));
+                }
+                Ok(())
+            });
+        }
+        (None, Some(dev)) if kind == NEWCHAIN => each(str_value(dev)),
+        _ => {}
+    }
+}
+
+/// Each message of a batch or request: its NFT_MSG_* kind (the low byte
+/// of its type; the batch framing's are not nf_tables messages and are
+/// left out) and its attributes.
+pub(crate) fn messages<'a>(sent: &'a Sent, order: Order, each: &mut dyn FnMut(u8, &'a [u8])) {
+    for (_, at) in &sent.starts {
+        let b = &sent.bytes[*at..];
+        let len = (order.read_u32(b) as usize).min(b.len());
+        let kind = order.read_u16(&b[4..]);
+        if kind >> 8 == NFNL_SUBSYS_NFTABLES && len >= NLMSG_HDRLEN + NFGENMSG_LEN {
+            each(kind as u8, &b[NLMSG_HDRLEN + NFGENMSG_LEN..len]);
+        }
+    }
+}
+
+/// A 64-bit FNV-1a digest of a batch's bytes, its messages' sequence
+/// numbers left out: the same rule set encodes to the same digest
+/// whatever the numbers it was sent with.
+pub(crate) fn digest(sent: &Sent) -> u64 {
+    let mut h = FNV_START;
+    let mut from = 0;
+    for (_, at) in &sent.starts {
+        h = fnv(h, &sent.bytes[from..at + 8]);
+        from = at + 12;
+    }
+    fnv(h, sent.bytes.get(from..).unwrap_or_default())
+}
+
+/// FNV-1a, 64 bits: its start, and `bytes` added to `h`.
+pub(crate) const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+pub(crate) fn fnv(h: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3))
 }
 
 /// Append to `w` the message that creates again an object the kernel

@@ -7,7 +7,11 @@
 # The host kernel has no 802.1Q, so the WAN host answers in user space
 # (tests/board/vlan-peer.py: ARP and ICMP echo, on VLAN 2 only).
 # - `nasboot apply` creates eth0.2 (802.1Q id 2 on eth0) and br-lan (eth1
-#   its port), both with the alias nasboot, and a re-plan has no link step;
+#   its port), both with the alias nasboot, and a re-plan has no link step
+#   and no firewall step (the rule set is still loaded as nasboot left it);
+# - eth0.2 deleted: the plan creates it again and loads the firewall again
+#   (the flowtable dropped the device, which is no commit), and after that
+#   apply neither is left;
 # - the board pings the WAN host over the VLAN, and the LAN host pings it
 #   through the bridge and the VLAN, masqueraded: the WAN host sees the
 #   echo requests tagged with VLAN 2, from the board's WAN address, and
@@ -23,6 +27,7 @@ RB_PROFILE=$T_TOP/tests/profiles/board-vlan.toml
 RB_WITH_MODULES+=(8021q bridge)
 
 t_need iproute2 python3 python3-scapy
+fails() { ! "$@"; }
 rb_setup vlan
 
 cat "$T_TOP/tests/board/router-up.sh" - >"$work/guest.sh" <<'GUEST'
@@ -32,6 +37,12 @@ echo "guest: vlan $(tr -s ' \t\n' ' ' </proc/net/vlan/eth0.2 2>&1) alias $(cat /
 echo "guest: bridge $(ls -d /sys/class/net/br-lan/bridge 2>&1) alias $(cat /sys/class/net/br-lan/ifalias 2>&1)"
 echo "guest: brif $(ls /sys/class/net/br-lan/brif 2>&1 | tr '\n' ' ')"
 echo "guest: replan $(nasboot plan 2>&1 | grep -cE '^ *[0-9]+\. (netdev|links) ')"
+phases() { nasboot plan 2>&1 | sed -n 's/^ *[0-9]*\. \([a-z]*\) .*/\1/p' | sort -u | tr '\n' ' '; }
+echo "guest: settled [$(phases)]"
+ip link del eth0.2
+echo "guest: wan gone [$(phases)]"
+nasboot -q apply
+echo "guest: reapply-exit=$? [$(phases)]"
 i=0
 while [ "$(cat /sys/class/net/br-lan/operstate 2>/dev/null)" != up ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 ping -c 2 -W 3 198.51.100.1 >/dev/null 2>&1 && echo "guest: board ping over the vlan ok"
@@ -56,6 +67,20 @@ rb_log_has "eth0.2 is an 802.1Q VLAN, id 2 on eth0, made by nasboot" 'guest: vla
 rb_log_has "br-lan is a bridge made by nasboot" 'guest: bridge /sys/class/net/br-lan/bridge alias nasboot'
 rb_log_has "eth1 is br-lan's port" 'guest: brif eth1[[:space:]]*$'
 rb_log_has "a re-plan has no link step left" 'guest: replan 0'
+# phases_of WHAT: the plan's phases the guest printed after "guest: WHAT".
+phases_of() { tr -d '\r' <"$log" | sed -n "s/^guest: $1 \[\(.*\)\]\$/\1/p" | head -n1; }
+with() { [[ " $1 " == *" $2 "* ]]; }
+rb_log_has "the guest planned again after the apply" 'guest: settled \['
+p=$(phases_of settled)
+t_check "... and no firewall step is left: the rule set nasboot loaded is still loaded as it was (its seal, Linux 6.1) [$p]" fails with "$p" firewall
+rb_log_has "the guest deleted eth0.2 and planned" 'guest: wan gone \['
+p=$(phases_of 'wan gone')
+t_check "eth0.2 deleted: the plan creates it again [$p]" with "$p" links
+t_check "... and loads the firewall again (its flowtable dropped the device, which is no commit) [$p]" with "$p" firewall
+rb_log_has "that apply exits 0" 'guest: reapply-exit=0 \['
+p=$(phases_of 'reapply-exit=0')
+t_check "... and leaves no firewall step [$p]" fails with "$p" firewall
+t_check "... and no links step [$p]" fails with "$p" links
 rb_log_has "the board pings the WAN host over the VLAN" 'guest: board ping over the vlan ok'
 t_check "the LAN host pings the WAN host through the bridge and the VLAN" rb_lan_host ping -c 2 -W 3 "$RB_WAN_HOST"
 t_has "the WAN host sees the echo requests on VLAN 2, from the board's WAN address" "vlan 2 icmp $RB_WAN_ADDR" "$(cat "$peer_log")"

@@ -77,8 +77,8 @@ impl RealNftables {
         Ok(&self.buf[..n])
     }
 
-    /// A dump request, its replies to `each(kind, family, attrs)`, until
-    /// its end; an error, a reply for another request or a malformed
+    /// A dump request (or a request with NLM_F_ACK), its replies to
+    /// `each(kind, family, attrs)`, until its end (or the ack); an error, a reply for another request or a malformed
     /// datagram ends it with an error.
     fn dump_request(&mut self, w: Writer, each: &mut dyn FnMut(u8, u8, &[u8])) -> io::Result<()> {
         let req = w.finish();
@@ -88,7 +88,8 @@ impl RealNftables {
             let mut end: Option<io::Result<()>> = None;
             let read = nl::replies(self.recv()?, Order::HOST, &mut |r| match (r, &end) {
                 (_, Some(_)) => end = Some(Err(malformed("a reply after the end"))),
-                (Reply::Done { seq: s }, None) if s == seq => end = Some(Ok(())),
+                // The end of a dump, or the ack of a request that asked for one.
+                (Reply::Done { seq: s } | Reply::Ack { seq: s }, None) if s == seq => end = Some(Ok(())),
                 (Reply::Nft { seq: s, kind, family, attrs }, None) if s == seq => each(kind, family, attrs),
                 (Reply::Error { seq: s, errno, .. }, None) if s == seq => end = Some(Err(io::Error::from_raw_os_error(errno))),
                 _ => end = Some(Err(malformed("a reply for another request"))),
@@ -163,6 +164,19 @@ impl Nftables for RealNftables {
                 each(k, attrs);
             }
         })
+    }
+
+    fn generation(&mut self) -> io::Result<u32> {
+        // Asked with NLM_F_ACK: the NEWGEN reply, then the ack ends it.
+        let mut w = self.writer()?;
+        w.msg(nl::GETGEN, nl::NFPROTO_UNSPEC, nl::NLM_F_ACK);
+        let mut gen = None;
+        self.dump_request(w, &mut |kind, _, attrs| {
+            if kind == nl::NEWGEN {
+                gen = nl::find(attrs, Order::HOST, nl::GEN_ID).and_then(|v| v.try_into().ok()).map(u32::from_be_bytes);
+            }
+        })?;
+        gen.ok_or_else(|| malformed("a generation without its id"))
     }
 
     fn next_seq(&mut self) -> u32 {
