@@ -389,13 +389,14 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     // can load nftables itself, and what tables there are. Not asked for
     // a board that uses legacy iptables: asking could load nf_tables.
     let legacy = fw.backend == crate::config::firewall::Backend::Iptables && iptables_legacy(seams);
-    let (nft_tables, netlink) = match legacy {
+    let (dumped, netlink) = match legacy {
         true => (None, Some(nix::libc::ENOPROTOOPT)),
         false => match seams.nft.tables() {
             Ok(t) => (Some(t), None),
             Err(e) => (None, Some(e.raw_os_error().unwrap_or(nix::libc::EIO))),
         },
     };
+    let nft_tables = dumped.as_ref().map(|t| t.ids.clone());
     let offer = backend::Offer {
         kernel,
         nft: seams.runner.which("nft").is_some(),
@@ -442,15 +443,8 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let forwarding = if router { crate::sysctl::observe(&forwarding_wanted(ipv6), seams) } else { crate::sysctl::Observed::default() };
     let via = backend::via(fw.loader, offer);
     // Only where nasboot's table is there to ask: never at boot.
-    let loaded = match &nft_tables {
-        Some(t)
-            if backend == Backend::Nftables
-                && via == Via::Netlink
-                && fw.profile != FwProfile::Off
-                && t.iter().any(|(f, n)| rules::ours(*f, n)) =>
-        {
-            native::loaded(t, seams)
-        }
+    let loaded = match &dumped {
+        Some(t) if backend == Backend::Nftables && via == Via::Netlink && fw.profile != FwProfile::Off => native::loaded(t, seams),
         _ => None,
     };
     let mut seen = Observed {

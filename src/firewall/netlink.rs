@@ -42,23 +42,25 @@ pub(crate) struct Encoded {
 /// nasboot's userdata record in the first table it fills (a record as
 /// nft writes userdata: a type byte nft does not use, a length byte,
 /// then the value): the digest of the batch ([`nl::digest`], with this
-/// record zeroed) and the ruleset generation its commit makes, both
-/// little-endian. A later apply finds its rule set loaded and untouched
-/// when the table carries the digest of the batch it would send, the
-/// kernel is still at that generation (every commit moves it on, so no
-/// change at all has been committed since), and every hook device of the
-/// batch is still bound ([`Encoded::hook_devices`]: a device that goes
-/// away leaves without a commit). Nothing else changes nf_tables: the
-/// rule sets have no dynamic sets or timeouts. A kernel before 5.13
-/// keeps no table userdata, so there every apply loads.
+/// record zeroed), the ruleset generation its commit makes and the
+/// batch's hook devices ([`Encoded::hook_devices`]), little-endian. A
+/// later apply finds its rule set loaded and untouched when the table
+/// carries the digest of the batch it would send, the kernel is still at
+/// that generation (every commit moves it on, so no change at all has
+/// been committed since), and every hook device of the batch is still
+/// bound (a device that goes away leaves without a commit). Nothing else
+/// changes nf_tables: the rule sets have no dynamic sets or timeouts. A
+/// kernel before 5.13 keeps no table userdata, so there every apply
+/// loads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Seal {
     pub digest: u64,
     pub generation: u32,
+    pub hook_devices: u64,
 }
 
 const SEAL_TYPE: u8 = b'n';
-const SEAL_LEN: usize = 2 + 8 + 4;
+const SEAL_LEN: usize = 2 + 8 + 4 + 8;
 
 impl Seal {
     /// The seal in a table's userdata, if it carries one.
@@ -68,8 +70,9 @@ impl Seal {
             let (value, next) = tail.split_at_checked(usize::from(*len))?;
             if *kind == SEAL_TYPE && value.len() == SEAL_LEN - 2 {
                 let digest = u64::from_le_bytes(value[..8].try_into().ok()?);
-                let generation = u32::from_le_bytes(value[8..].try_into().ok()?);
-                return Some(Seal { digest, generation });
+                let generation = u32::from_le_bytes(value[8..12].try_into().ok()?);
+                let hook_devices = u64::from_le_bytes(value[12..].try_into().ok()?);
+                return Some(Seal { digest, generation, hook_devices });
             }
             rest = next;
         }
@@ -88,14 +91,15 @@ impl Encoded {
         nl::digest(&self.sent)
     }
 
-    /// Write the seal, once: the batch's digest, and `generation`, the
+    /// Write the seal, once: the batch's digest, `generation`, the
     /// ruleset generation its commit will make (0, which the kernel never
-    /// uses, when it could not be asked).
-    pub(crate) fn seal(&mut self, generation: u32) {
-        let digest = self.digest();
+    /// uses, when it could not be asked), and its hook devices.
+    pub(crate) fn seal(&mut self, generation: u32, order: Order) {
+        let (digest, hooks) = (self.digest(), self.hook_devices(order));
         if let Some(at) = self.seal_at {
             self.sent.bytes[at + 2..at + 10].copy_from_slice(&digest.to_le_bytes());
-            self.sent.bytes[at + 10..at + SEAL_LEN].copy_from_slice(&generation.to_le_bytes());
+            self.sent.bytes[at + 10..at + 14].copy_from_slice(&generation.to_le_bytes());
+            self.sent.bytes[at + 14..at + SEAL_LEN].copy_from_slice(&hooks.to_le_bytes());
         }
     }
 

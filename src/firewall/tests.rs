@@ -1012,7 +1012,7 @@ fn netlink_loads_one_batch_and_replaces_only_nasboots_tables() {
     let Action::Load { rules, .. } = &a;
     let Native::Rules(rs) = &rules.native else { panic!("no rules") };
     let mut enc = netlink::encode(rs, crate::sys::nftnl::Order::HOST, 1);
-    enc.seal(1);
+    enc.seal(1, crate::sys::nftnl::Order::HOST);
     assert_eq!(b.nft.batches[0], enc.sent.bytes);
     assert_eq!(b.nft.generation, 1);
 }
@@ -1154,7 +1154,7 @@ fn the_seal_is_the_digest_without_sequence_numbers_and_the_next_generation() {
         let (a, mut b) = (netlink::encode(&rs, order, 1), netlink::encode(&rs, order, 4000));
         assert_ne!(a.sent.bytes, b.sent.bytes);
         assert_eq!(a.digest(), b.digest(), "the sequence numbers are left out");
-        b.seal(7);
+        b.seal(7, order);
         let mut seals = Vec::new();
         crate::sys::nftnl::messages(&b.sent, order, &mut |kind, attrs| {
             if let (crate::sys::nftnl::NEWTABLE, Some(u)) = (kind, crate::sys::nftnl::find(attrs, order, crate::sys::nftnl::TABLE_USERDATA))
@@ -1162,7 +1162,8 @@ fn the_seal_is_the_digest_without_sequence_numbers_and_the_next_generation() {
                 seals.push(netlink::Seal::read(u));
             }
         });
-        assert_eq!(seals, [Some(netlink::Seal { digest: a.digest(), generation: 7 })], "in the first table only");
+        let hook_devices = a.hook_devices(order);
+        assert_eq!(seals, [Some(netlink::Seal { digest: a.digest(), generation: 7, hook_devices })], "in the first table only");
         let ft = |dev| netlink::hook_device("nasboot", "ft", dev);
         assert_eq!(a.hook_devices(order), ft("eth0").wrapping_add(ft("eth1")));
         assert_ne!(ft("eth0"), ft("eth1"));

@@ -5,7 +5,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::netif::{EthtoolSet, Features, LinkInfo, LinkModes, LinkState, Netif, NewLink, RouteEntry, TcList, TcObject, TcOp};
-use super::nftables::{CommitError, Nftables, TableId};
+use super::nftables::{CommitError, Nftables, Tables};
 use super::real::{files::RealFiles, netif::RealNetif, nfnl::RealNftables, runner::RealRunner, sysctl::RealSysctl, Root};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Sysctl};
@@ -120,7 +120,7 @@ pub struct DryRunNftables {
 }
 
 impl Nftables for DryRunNftables {
-    fn tables(&mut self) -> io::Result<Vec<TableId>> {
+    fn tables(&mut self) -> io::Result<Tables> {
         self.real.tables()
     }
     fn dump(&mut self, kind: u8, family: u8, table: &str, set: Option<&str>, each: &mut dyn FnMut(u8, &[u8])) -> io::Result<()> {

@@ -12,7 +12,7 @@ use super::netif::{
     EthtoolSet, Features, Kind, LinkInfo, LinkModes, LinkState, Netif, NewLink, Qdisc, RouteEntry, TcKind, TcList, TcObject, TcOp,
     ARPHRD_ETHER, OURS,
 };
-use super::nftables::{CommitError, Nftables, TableId};
+use super::nftables::{CommitError, Nftables, TableId, Tables};
 use super::watchdog::{WatchdogDevice, WatchdogPort};
 use super::{Cmd, Files, Output, Replaced, Runner, Seams, Sysctl};
 use crate::config::types::{IfName, IpNet};
@@ -881,8 +881,9 @@ impl WatchdogPort for FakeWatchdogPort {
 /// chain, a missing set or hook device; a rule's lookup keeps the name it
 /// was sent with), the kernel's own checks of each attribute, and handles.
 /// A table keeps the attributes of the NEWTABLE that created it (its
-/// userdata), which a GETTABLE dump gives back; every commit moves the
-/// generation on, as the kernel's does. Not modelled: a device going away
+/// userdata), which the tables' dump gives back; every commit moves the
+/// generation on, as the kernel's does, and the dump gives its low 16
+/// bits. Not modelled: a device going away
 /// (the kernel then unbinds its hooks without a commit): a test does that
 /// to `tables` itself.
 #[derive(Default)]
@@ -981,13 +982,6 @@ impl FakeNftables {
     }
 }
 
-/// A string attribute alone.
-fn named(kind: u16, value: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    renamed_into(&mut out, kind, value);
-    out
-}
-
 fn renamed_into(out: &mut Vec<u8>, kind: u16, to: &str) {
     let len = 4 + to.len() + 1;
     out.extend_from_slice(&(len as u16).to_ne_bytes());
@@ -1016,20 +1010,20 @@ fn renamed(attrs: &[u8], kind: u16, to: &str) -> Vec<u8> {
 }
 
 impl Nftables for FakeNftables {
-    fn tables(&mut self) -> io::Result<Vec<TableId>> {
+    fn tables(&mut self) -> io::Result<Tables> {
+        use crate::sys::nftnl::{self as nl, Order};
         self.refuse()?;
-        Ok(self.tables.keys().cloned().collect())
+        let udata = self
+            .table_attrs
+            .iter()
+            .filter_map(|(id, attrs)| nl::find(attrs, Order::HOST, nl::TABLE_USERDATA).map(|u| (id.clone(), u.to_vec())))
+            .collect();
+        Ok(Tables { ids: self.tables.keys().cloned().collect(), udata, generation: self.generation as u16 })
     }
     fn dump(&mut self, kind: u8, family: u8, table: &str, set: Option<&str>, each: &mut dyn FnMut(u8, &[u8])) -> io::Result<()> {
         use crate::sys::nftnl::{self as nl, Order};
         self.refuse()?;
-        let id = (family, table.to_string());
-        let Some(objs) = self.tables.get(&id) else { return Err(io::Error::from_raw_os_error(nix::libc::ENOENT)) };
-        if kind == nl::GETTABLE {
-            let attrs = self.table_attrs.get(&id).cloned().unwrap_or_else(|| named(nl::TABLE_NAME, table));
-            each(nl::NEWTABLE, &attrs);
-            return Ok(());
-        }
+        let Some(objs) = self.tables.get(&(family, table.to_string())) else { return Err(io::Error::from_raw_os_error(nix::libc::ENOENT)) };
         for (k, attrs) in objs.iter().filter(|(k, _)| *k + 1 == kind) {
             if set.is_some_and(|s| nl::find(attrs, Order::HOST, nl::SET_ELEM_LIST_SET).map(nl::str_value) != Some(s)) {
                 continue;

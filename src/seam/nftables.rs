@@ -43,16 +43,26 @@ impl fmt::Display for CommitError {
 /// A table the kernel has: its family (NFPROTO_*) and name.
 pub(crate) type TableId = (u8, String);
 
+/// The kernel's tables, as one dump gave them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tables {
+    pub ids: Vec<TableId>,
+    /// The userdata of the tables that have one (NFTA_TABLE_USERDATA).
+    pub udata: Vec<(TableId, Vec<u8>)>,
+    /// The ruleset generation the dump was taken at, its low 16 bits
+    /// (the replies' `nfgenmsg.res_id`).
+    pub generation: u16,
+}
+
 /// nf_tables operations.
 pub trait Nftables {
     /// Every table (NFT_MSG_GETTABLE dump). An error when the kernel
     /// cannot be asked: the socket refused (EPROTONOSUPPORT: qemu-user,
     /// or a kernel without nfnetlink) or no nf_tables in the kernel.
-    fn tables(&mut self) -> io::Result<Vec<TableId>>;
+    fn tables(&mut self) -> io::Result<Tables>;
     /// The objects of one kind in table `table` of `family`, each reply's
-    /// NFT_MSG_* kind and attributes to `each`: GETTABLE (the table
-    /// itself), GETCHAIN, GETSET, GETFLOWTABLE, GETRULE, or GETSETELEM of
-    /// set `set`.
+    /// NFT_MSG_* kind and attributes to `each`: GETCHAIN, GETSET,
+    /// GETFLOWTABLE, GETRULE, or GETSETELEM of set `set`.
     fn dump(&mut self, kind: u8, family: u8, table: &str, set: Option<&str>, each: &mut dyn FnMut(u8, &[u8])) -> io::Result<()>;
     /// The ruleset's generation (NFT_MSG_GETGEN): every commit moves it
     /// on, in this network namespace.

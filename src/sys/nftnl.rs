@@ -707,8 +707,10 @@ pub(crate) enum Reply<'a> {
     Ack { seq: u32 },
     /// The end of a dump.
     Done { seq: u32 },
-    /// An nf_tables message (NFT_MSG_*) and its attributes.
-    Nft { seq: u32, kind: u8, family: u8, attrs: &'a [u8] },
+    /// An nf_tables message (NFT_MSG_*) and its attributes; `generation`
+    /// is the low 16 bits of the ruleset generation it was made at
+    /// (`nfgenmsg.res_id`, network order).
+    Nft { seq: u32, kind: u8, family: u8, generation: u16, attrs: &'a [u8] },
 }
 
 /// A reply that is not what the kernel sends: truncated, or not an
@@ -743,7 +745,8 @@ pub(crate) fn replies<'a>(buf: &'a [u8], order: Order, each: &mut dyn FnMut(Repl
             _ if kind >> 8 == NFNL_SUBSYS_NFTABLES && payload.len() >= NFGENMSG_LEN => {
                 let attrs = &payload[NFGENMSG_LEN..];
                 check_attrs(attrs, order)?;
-                each(Reply::Nft { seq, kind: kind as u8, family: payload[0], attrs });
+                let generation = u16::from_be_bytes([payload[2], payload[3]]);
+                each(Reply::Nft { seq, kind: kind as u8, family: payload[0], generation, attrs });
             }
             _ => return Err(Malformed),
         }

@@ -21,12 +21,16 @@ use std::os::fd::AsRawFd;
 
 use netlink_sys::{Socket, SocketAddr};
 
-use crate::seam::nftables::{CommitError, Nftables, TableId};
+use crate::seam::nftables::{CommitError, Nftables, Tables};
 use crate::sys::nftnl::{self as nl, Answer, Order, Reply, Sent, Writer};
 
 /// The receive buffer: one datagram of a dump (the kernel fills up to
 /// about 16 KiB) and the error replies of a large batch fit easily.
 const RECV_BUF: usize = 64 * 1024;
+
+/// What a request's replies go to: each one's kind (NFT_MSG_*), family,
+/// generation (its low 16 bits) and attributes.
+type OnReply<'a> = dyn FnMut(u8, u8, u16, &[u8]) + 'a;
 
 #[derive(Default)]
 pub struct RealNftables {
@@ -78,9 +82,10 @@ impl RealNftables {
     }
 
     /// A dump request (or a request with NLM_F_ACK), its replies to
-    /// `each(kind, family, attrs)`, until its end (or the ack); an error, a reply for another request or a malformed
+    /// `each(kind, family, generation, attrs)`, until its end (or the
+    /// ack); an error, a reply for another request or a malformed
     /// datagram ends it with an error.
-    fn dump_request(&mut self, w: Writer, each: &mut dyn FnMut(u8, u8, &[u8])) -> io::Result<()> {
+    fn dump_request(&mut self, w: Writer, each: &mut OnReply<'_>) -> io::Result<()> {
         let req = w.finish();
         let (seq, _) = req.seqs().ok_or_else(|| malformed("empty request"))?;
         self.send(&req.bytes)?;
@@ -90,7 +95,7 @@ impl RealNftables {
                 (_, Some(_)) => end = Some(Err(malformed("a reply after the end"))),
                 // The end of a dump, or the ack of a request that asked for one.
                 (Reply::Done { seq: s } | Reply::Ack { seq: s }, None) if s == seq => end = Some(Ok(())),
-                (Reply::Nft { seq: s, kind, family, attrs }, None) if s == seq => each(kind, family, attrs),
+                (Reply::Nft { seq: s, kind, family, generation, attrs }, None) if s == seq => each(kind, family, generation, attrs),
                 (Reply::Error { seq: s, errno, .. }, None) if s == seq => end = Some(Err(io::Error::from_raw_os_error(errno))),
                 _ => end = Some(Err(malformed("a reply for another request"))),
             });
@@ -134,13 +139,18 @@ impl RealNftables {
 }
 
 impl Nftables for RealNftables {
-    fn tables(&mut self) -> io::Result<Vec<TableId>> {
+    fn tables(&mut self) -> io::Result<Tables> {
         let mut w = self.writer()?;
         w.msg(nl::GETTABLE, nl::NFPROTO_UNSPEC, nl::NLM_F_DUMP);
-        let mut out = Vec::new();
-        self.dump_request(w, &mut |kind, family, attrs| {
+        let mut out = Tables::default();
+        self.dump_request(w, &mut |kind, family, generation, attrs| {
             if let (nl::NEWTABLE, Some(name)) = (kind, nl::find(attrs, Order::HOST, nl::TABLE_NAME)) {
-                out.push((family, nl::str_value(name).to_string()));
+                let id = (family, nl::str_value(name).to_string());
+                if let Some(u) = nl::find(attrs, Order::HOST, nl::TABLE_USERDATA) {
+                    out.udata.push((id.clone(), u.to_vec()));
+                }
+                out.ids.push(id);
+                out.generation = generation;
             }
         })?;
         Ok(out)
@@ -158,7 +168,7 @@ impl Nftables for RealNftables {
             }
             None => w.put_str(1, table),
         }
-        self.dump_request(w, &mut |k, _, attrs| {
+        self.dump_request(w, &mut |k, _, _, attrs| {
             let in_table = nl::find(attrs, Order::HOST, 1).is_some_and(|t| nl::str_value(t) == table);
             if in_table {
                 each(k, attrs);
@@ -171,7 +181,7 @@ impl Nftables for RealNftables {
         let mut w = self.writer()?;
         w.msg(nl::GETGEN, nl::NFPROTO_UNSPEC, nl::NLM_F_ACK);
         let mut gen = None;
-        self.dump_request(w, &mut |kind, _, attrs| {
+        self.dump_request(w, &mut |kind, _, _, attrs| {
             if kind == nl::NEWGEN {
                 gen = nl::find(attrs, Order::HOST, nl::GEN_ID).and_then(|v| v.try_into().ok()).map(u32::from_be_bytes);
             }

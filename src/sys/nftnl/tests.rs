@@ -117,7 +117,8 @@ fn replies_are_read_as_the_kernel_sends_them() {
         ack.extend(header(order, 20, 0x10, 1, 14));
         buf.extend(ack);
         let mut table = header(order, 32, 0x0a00, 2, 15);
-        table.extend_from_slice(&[NFPROTO_IPV4, 0, 0, 0]);
+        // res_id: the generation's low 16 bits, network order.
+        table.extend_from_slice(&[NFPROTO_IPV4, 0, 0x12, 0x34]);
         table.extend_from_slice(&order.u16(12));
         table.extend_from_slice(&order.u16(TABLE_NAME));
         table.extend_from_slice(b"filter\0\0");
@@ -133,7 +134,7 @@ fn replies_are_read_as_the_kernel_sends_them() {
                 Reply::Error { seq: 12, errno: 2, text: Some("No such expression"), offset: Some(84) },
                 Reply::Error { seq: 13, errno: 22, text: None, offset: None },
                 Reply::Ack { seq: 14 },
-                Reply::Nft { seq: 15, kind: NEWTABLE, family: NFPROTO_IPV4, attrs: &attrs },
+                Reply::Nft { seq: 15, kind: NEWTABLE, family: NFPROTO_IPV4, generation: 0x1234, attrs: &attrs },
                 Reply::Done { seq: 15 },
             ],
             "{order:?}"
