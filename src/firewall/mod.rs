@@ -89,9 +89,9 @@
 //! touched since loads nothing (on the emulated 24K board that made a
 //! router's settled apply a fifth cheaper, and kept its flowtable's
 //! offloaded flows: scripts/README.md, "Boot to protected"): the batch
-//! seals the
-//! table with its own digest and the ruleset generation its commit makes
-//! ([`netlink::Seal`]), and the observation finds the rule set loaded as
+//! seals the table with its own digest, the ruleset generation its commit
+//! makes and its hook devices ([`netlink::Seal`]), and the observation
+//! finds the rule set loaded as
 //! it was when the table carries the digest of the batch the plan would
 //! send, the kernel is still at that generation (every commit moves it
 //! on, so nothing at all was committed since: an element added, a policy

@@ -883,9 +883,8 @@ impl WatchdogPort for FakeWatchdogPort {
 /// A table keeps the attributes of the NEWTABLE that created it (its
 /// userdata), which the tables' dump gives back; every commit moves the
 /// generation on, as the kernel's does, and the dump gives its low 16
-/// bits. Not modelled: a device going away
-/// (the kernel then unbinds its hooks without a commit): a test does that
-/// to `tables` itself.
+/// bits. Not modelled: a device going away (the kernel then unbinds its
+/// hooks without a commit): a test does that to `tables` itself.
 #[derive(Default)]
 pub(crate) struct FakeNftables {
     /// The socket is refused with this errno (EPROTONOSUPPORT, as under

@@ -514,12 +514,8 @@ impl Writer {
     pub(crate) fn put_at(&mut self, kind: u16, value: &[u8]) -> usize {
         self.header_of(kind, value.len());
         let at = self.buf.len();
-        self.put_raw_value(value);
+        self.raw(value);
         at
-    }
-    fn put_raw_value(&mut self, value: &[u8]) {
-        self.buf.extend_from_slice(value);
-        self.buf.resize(align(self.buf.len()), 0);
     }
     pub(crate) fn put_be32(&mut self, kind: u16, v: u32) {
         self.put(kind, &v.to_be_bytes());
