@@ -398,7 +398,6 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
             Err(e) => (None, Some(e.raw_os_error().unwrap_or(nix::libc::EIO))),
         },
     };
-    let nft_tables = dumped.as_ref().map(|t| t.ids.clone());
     let offer = backend::Offer {
         kernel,
         nft: seams.runner.which("nft").is_some(),
@@ -412,8 +411,8 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         // with both lists read, every table is known.
         // (Where netlink cannot be had, under qemu-user, they stay unknown
         // and both families are asked, as when nothing could be read.)
-        if let Some(listed) = &nft_tables {
-            for (family, name) in listed {
+        if let Some(listed) = &dumped {
+            for (family, name) in &listed.ids {
                 let left = match *family {
                     crate::sys::nftnl::NFPROTO_IPV4 => &mut left4,
                     crate::sys::nftnl::NFPROTO_IPV6 => &mut left6,
@@ -461,7 +460,7 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         nat,
         forwarding,
         via,
-        nft_tables,
+        nft_tables: dumped.map(|t| t.ids),
         loaded,
     };
     if fw.profile == FwProfile::Off {

@@ -981,15 +981,6 @@ impl FakeNftables {
     }
 }
 
-fn renamed_into(out: &mut Vec<u8>, kind: u16, to: &str) {
-    let len = 4 + to.len() + 1;
-    out.extend_from_slice(&(len as u16).to_ne_bytes());
-    out.extend_from_slice(&kind.to_ne_bytes());
-    out.extend_from_slice(to.as_bytes());
-    out.push(0);
-    out.resize((out.len() + 3) & !3, 0);
-}
-
 /// `attrs` with the string attribute `kind` set to `to`.
 fn renamed(attrs: &[u8], kind: u16, to: &str) -> Vec<u8> {
     use crate::sys::nftnl::{each_attr, Order};
@@ -998,7 +989,12 @@ fn renamed(attrs: &[u8], kind: u16, to: &str) -> Vec<u8> {
     let _ = each_attr(attrs, Order::HOST, &mut |k, v| {
         let rec = (4 + v.len() + 3) & !3;
         if k == kind {
-            renamed_into(&mut out, kind, to);
+            let len = 4 + to.len() + 1;
+            out.extend_from_slice(&(len as u16).to_ne_bytes());
+            out.extend_from_slice(&kind.to_ne_bytes());
+            out.extend_from_slice(to.as_bytes());
+            out.push(0);
+            out.resize((out.len() + 3) & !3, 0);
         } else {
             out.extend_from_slice(&attrs[at..(at + rec).min(attrs.len())]);
         }
