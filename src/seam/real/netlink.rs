@@ -22,6 +22,8 @@ use crate::sys::rtnl::{
 };
 use crate::sys::tc;
 
+use super::nfnl::RECV_BUF;
+
 // Message types (include/uapi/linux/netlink.h, rtnetlink.h). Only the
 // link, address and route messages are built and parsed, by hand: the
 // parsers of netlink-packet-route cover every attribute of every
@@ -61,7 +63,7 @@ impl Rtnl {
         let mut sock = Socket::new(NETLINK_ROUTE)?;
         sock.bind_auto()?;
         sock.connect(&SocketAddr::new(0, 0))?;
-        Ok(Rtnl { sock, seq: 0, buf: vec![0; 64 * 1024] })
+        Ok(Rtnl { sock, seq: 0, buf: Vec::with_capacity(RECV_BUF) })
     }
 
     /// Send one message: struct nlmsghdr (native endian), then the payload.
@@ -82,8 +84,9 @@ impl Rtnl {
     /// `each(type, payload)`, until NLMSG_DONE (dumps) or the ACK (requests).
     fn receive(&mut self, seq: u32, mut each: impl FnMut(u16, &[u8])) -> io::Result<()> {
         loop {
-            let n = self.sock.recv(&mut &mut self.buf[..], 0)?.min(self.buf.len());
-            if let Some(end) = walk(&self.buf[..n], seq, &mut each) {
+            self.buf.clear();
+            self.sock.recv(&mut self.buf, 0)?;
+            if let Some(end) = walk(&self.buf, seq, &mut each) {
                 return end;
             }
         }
