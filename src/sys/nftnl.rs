@@ -426,15 +426,22 @@ impl Sent {
 }
 
 impl Writer {
-    /// Messages numbered from `seq`.
+    /// Messages numbered from `seq`: room for a request (a dump's or
+    /// GETGEN's are under 64 bytes), not for a batch: a buffer of some KiB
+    /// allocated and freed per request is heap churn a slow board pays
+    /// for in page faults.
     pub(crate) fn new(order: Order, seq: u32) -> Writer {
-        // A router's batch is some 16 KiB: room for it without regrowing.
-        Writer { buf: Vec::with_capacity(16 * 1024), order, seq, open: None, starts: Vec::new() }
+        Writer::with_room(order, seq, 64)
     }
 
-    /// A batch: BATCH_BEGIN written, numbered from `seq`.
+    fn with_room(order: Order, seq: u32, room: usize) -> Writer {
+        Writer { buf: Vec::with_capacity(room), order, seq, open: None, starts: Vec::new() }
+    }
+
+    /// A batch: BATCH_BEGIN written, numbered from `seq`. A router's batch
+    /// is some 16 KiB: room for it without regrowing.
     pub(crate) fn batch(order: Order, seq: u32) -> Writer {
-        let mut w = Writer::new(order, seq);
+        let mut w = Writer::with_room(order, seq, 16 * 1024);
         w.header(NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, NFPROTO_UNSPEC, NFNL_SUBSYS_NFTABLES);
         w
     }
