@@ -169,6 +169,8 @@ impl Default for Observed {
 /// Read every profile interface's state (reads only).
 pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let mut out = Observed::default();
+    // Every interface's addresses, asked for once, at the first link there is.
+    let mut all_addrs: Option<Result<Vec<(u32, IpNet)>, Errno>> = None;
     for iface in p.interface.iter() {
         let name = iface.name.get_ref().clone();
         let link = match seams.netif.link(&name) {
@@ -187,7 +189,8 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
             dhcp: dhcp::Observed::default(),
         };
         if let Some(l) = &link {
-            o.addrs = seams.netif.addresses(l.index).map_err(|e| Errno::of(&e));
+            let all = all_addrs.get_or_insert_with(|| seams.netif.addresses().map_err(|e| Errno::of(&e)));
+            o.addrs = all.as_ref().map(|v| v.iter().filter(|(i, _)| *i == l.index).map(|(_, a)| *a).collect()).map_err(|e| *e);
             o.sysctl = crate::sysctl::observe(&crate::sysctl::interface::wanted(iface), seams);
             o.ethtool = tuning::observe(iface, seams);
             o.dhcp = dhcp::observe(iface, seams);

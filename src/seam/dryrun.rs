@@ -171,8 +171,8 @@ impl Netif for DryRunNetif {
         say(format_args!("set {name} address {}", crate::config::types::MacAddr(mac)));
         Ok(())
     }
-    fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
-        self.real.addresses(index)
+    fn addresses(&mut self) -> io::Result<Vec<(u32, IpNet)>> {
+        self.real.addresses()
     }
     fn add_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {
         say(format_args!("add address {addr} to interface #{index}"));

@@ -612,8 +612,8 @@ impl Netif for FakeNetif {
         self.note(format!("link {name} mac {}", crate::config::types::MacAddr(mac)));
         Ok(())
     }
-    fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
-        Ok(self.by_index(index)?.addrs.clone())
+    fn addresses(&mut self) -> io::Result<Vec<(u32, IpNet)>> {
+        Ok(self.links.values().flat_map(|l| l.addrs.iter().map(|a| (l.state.index, *a))).collect())
     }
     fn add_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {
         let link = self.by_index(index)?;

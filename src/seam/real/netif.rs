@@ -195,8 +195,8 @@ impl Netif for RealNetif {
         self.ioctl(libc::SIOCSIFHWADDR as _, &mut req).map(|_| ())
     }
 
-    fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
-        self.rtnl()?.addresses(index)
+    fn addresses(&mut self) -> io::Result<Vec<(u32, IpNet)>> {
+        self.rtnl()?.addresses()
     }
 
     fn add_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {

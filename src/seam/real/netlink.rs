@@ -103,14 +103,15 @@ impl Rtnl {
     }
 
     /// RTM_GETADDR dump, filtered to one interface.
-    pub(crate) fn addresses(&mut self, index: u32) -> io::Result<Vec<IpNet>> {
+    pub(crate) fn addresses(&mut self) -> io::Result<Vec<(u32, IpNet)>> {
         let mut out = Vec::new();
         self.dump(RTM_GETADDR, &Raw(vec![0; rtnl::IFADDRMSG_LEN]), |kind, payload| {
             if kind != RTM_NEWADDR {
                 return;
             }
+            let Some(index) = rtnl::ifaddrmsg_index(payload) else { return };
             if let Some(net) = address(payload, index) {
-                out.push(net);
+                out.push((index, net));
             }
         })?;
         Ok(out)
