@@ -40,6 +40,14 @@ pub(super) type Value<'a> = toml::Spanned<DeValue<'a>>;
 /// A model type read from one value of the document.
 pub(super) trait Decode: Sized {
     fn decode(v: &Value<'_>) -> Result<Self, Error>;
+
+    /// Decode into `slot`, which holds the type's default: for the large
+    /// members (`boxed`), filled in their box instead of built on the
+    /// stack and moved there.
+    fn decode_into(slot: &mut Self, v: &Value<'_>) -> Result<(), Error> {
+        *slot = Self::decode(v)?;
+        Ok(())
+    }
 }
 
 /// A decoding error, where it is, and the key path to it. Boxed: every
@@ -95,10 +103,17 @@ impl Error {
         Error(Box::new(Inner { message, span: None, rev_path: Vec::new() }))
     }
 
-    /// An error worded by a value's `Display` (a `ParseError`).
+    /// An error worded by a value's `Display`.
     #[cold]
     pub(super) fn custom(e: &dyn fmt::Display) -> Error {
         Error::msg(e.to_string())
+    }
+
+    /// A newtype's `ParseError`, taken (and dropped) out of line.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn parse(e: ParseError) -> Error {
+        Error::custom(&e)
     }
 
     /// Attach `span` unless a deeper value already gave one.
@@ -123,10 +138,18 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// A value's error, placed at the value and under `seg`.
+/// A value's error, placed at the value and under its key.
 #[cold]
-fn inside(e: Error, v: &Value<'_>, seg: Segment) -> Error {
-    e.at(v.span()).under(seg)
+#[inline(never)]
+fn under_key(e: Error, v: &Value<'_>, key: &str) -> Error {
+    e.at(v.span()).under(Segment::Key(key.to_string()))
+}
+
+/// An array item's error, placed at the item and under its index.
+#[cold]
+#[inline(never)]
+fn under_index(e: Error, v: &Value<'_>, i: usize) -> Error {
+    e.at(v.span()).under(Segment::Index(i))
 }
 
 /// Decode the whole document as a `T`. Out of line, like the parser and
@@ -212,7 +235,7 @@ fn uint(v: &Value<'_>, max: u64, name: &str) -> Result<u64, Error> {
 /// A value read from a string through `FromStr`; `expected` names it in a
 /// wrong-kind error.
 pub(super) fn parsed<T: FromStr<Err = ParseError>>(v: &Value<'_>, expected: &str) -> Result<T, Error> {
-    str(v, &expected)?.parse().map_err(|e| Error::custom(&e))
+    str(v, &expected)?.parse().map_err(Error::parse)
 }
 
 /// `Decode` through `FromStr`, from a string; `$what` names the type in a
@@ -295,6 +318,8 @@ impl<'a> Fields<'a> {
         Ok(Fields { table, span: v.span(), names })
     }
 
+    /// Out of line: the one table lookup every field shares.
+    #[inline(never)]
     fn get(&self, name: &'static str) -> Option<&'a Value<'a>> {
         debug_assert!(self.names.contains(&name), "{name} is not among the fields");
         self.table.get(name)
@@ -303,7 +328,7 @@ impl<'a> Fields<'a> {
     /// A field that must be there.
     pub(super) fn req<T: Decode>(&self, name: &'static str) -> Result<T, Error> {
         match self.get(name) {
-            Some(v) => T::decode(v).map_err(|e| inside(e, v, Segment::Key(name.to_string()))),
+            Some(v) => T::decode(v).map_err(|e| under_key(e, v, name)),
             None => Err(self.missing(name)),
         }
     }
@@ -311,7 +336,7 @@ impl<'a> Fields<'a> {
     /// A field that may be absent.
     pub(super) fn opt<T: Decode>(&self, name: &'static str) -> Result<Option<T>, Error> {
         match self.get(name) {
-            Some(v) => T::decode(v).map(Some).map_err(|e| inside(e, v, Segment::Key(name.to_string()))),
+            Some(v) => T::decode(v).map(Some).map_err(|e| under_key(e, v, name)),
             None => Ok(None),
         }
     }
@@ -319,7 +344,7 @@ impl<'a> Fields<'a> {
     /// A field that is `default` when absent.
     pub(super) fn or<T: Decode>(&self, name: &'static str, default: T) -> Result<T, Error> {
         match self.get(name) {
-            Some(v) => T::decode(v).map_err(|e| inside(e, v, Segment::Key(name.to_string()))),
+            Some(v) => T::decode(v).map_err(|e| under_key(e, v, name)),
             None => Ok(default),
         }
     }
@@ -327,8 +352,17 @@ impl<'a> Fields<'a> {
     /// A field that is its type's default when absent.
     pub(super) fn or_default<T: Decode + Default>(&self, name: &'static str) -> Result<T, Error> {
         match self.get(name) {
-            Some(v) => T::decode(v).map_err(|e| inside(e, v, Segment::Key(name.to_string()))),
+            Some(v) => T::decode(v).map_err(|e| under_key(e, v, name)),
             None => Ok(T::default()),
+        }
+    }
+
+    /// A field decoded into `slot` (`Decode::decode_into`), which keeps
+    /// its default when the field is absent.
+    pub(super) fn fill<T: Decode>(&self, name: &'static str, slot: &mut T) -> Result<(), Error> {
+        match self.get(name) {
+            Some(v) => T::decode_into(slot, v).map_err(|e| under_key(e, v, name)),
+            None => Ok(()),
         }
     }
 
@@ -340,11 +374,13 @@ impl<'a> Fields<'a> {
 }
 
 /// A large member (a section or a list holding its capacity inline),
-/// decoded in a frame of its own and boxed, its type's default when
-/// absent: see `Profile` for why.
+/// decoded in a frame of its own and into its box (`Decode::decode_into`),
+/// its type's default when absent: see `Profile` for why.
 #[inline(never)]
 pub(super) fn boxed<T: Decode + Default>(f: &Fields<'_>, name: &'static str) -> Result<Box<T>, Error> {
-    f.or_default(name).map(Box::new)
+    let mut out = Box::<T>::default();
+    f.fill(name, &mut *out)?;
+    Ok(out)
 }
 
 /// `boxed` for an optional section.
@@ -377,15 +413,25 @@ fn entries<'a>(v: &'a Value<'a>, cap: usize) -> Result<&'a DeTable<'a>, Error> {
     }
 }
 
+/// The items of the array in `v` pushed onto `out`, which is empty.
+fn push_items<T: Decode, const N: usize>(out: &mut heapless::Vec<T, N>, v: &Value<'_>) -> Result<(), Error> {
+    for (i, item) in items(v, N)?.iter().enumerate() {
+        let t = T::decode(item).map_err(|e| under_index(e, item, i))?;
+        // Cannot fail: `items` checked the length.
+        let _ = out.push(t);
+    }
+    Ok(())
+}
+
 impl<T: Decode, const N: usize> Decode for heapless::Vec<T, N> {
     fn decode(v: &Value<'_>) -> Result<Self, Error> {
         let mut out = heapless::Vec::new();
-        for (i, item) in items(v, N)?.iter().enumerate() {
-            let t = T::decode(item).map_err(|e| inside(e, item, Segment::Index(i)))?;
-            // Cannot fail: `items` checked the length.
-            let _ = out.push(t);
-        }
+        push_items(&mut out, v)?;
         Ok(out)
+    }
+
+    fn decode_into(slot: &mut Self, v: &Value<'_>) -> Result<(), Error> {
+        push_items(slot, v)
     }
 }
 
@@ -395,8 +441,8 @@ impl<K: FromStr<Err = ParseError> + Eq, V: Decode, const N: usize> Decode for he
     fn decode(v: &Value<'_>) -> Result<Self, Error> {
         let mut out = heapless::LinearMap::new();
         for (k, item) in entries(v, N)?.iter() {
-            let key: K = k.get_ref().parse().map_err(|e| Error::custom(&e).at(k.span()).under(Segment::Key(k.to_string())))?;
-            let value = V::decode(item).map_err(|e| inside(e, item, Segment::Key(k.to_string())))?;
+            let key: K = k.get_ref().parse().map_err(|e| Error::parse(e).at(k.span()).under(Segment::Key(k.get_ref().to_string())))?;
+            let value = V::decode(item).map_err(|e| under_key(e, item, k.get_ref()))?;
             // Cannot fail: `entries` checked the length.
             let _ = out.insert(key, value);
         }

@@ -173,16 +173,21 @@ impl Decode for Export {
 
 impl Decode for Nfs {
     fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let mut nfs = Nfs::default();
+        Self::decode_into(&mut nfs, v)?;
+        Ok(nfs)
+    }
+
+    /// In place: `export` holds its capacity inline (see `Profile`).
+    fn decode_into(nfs: &mut Self, v: &Value<'_>) -> Result<(), Error> {
         let f = Fields::new(v, "struct Nfs", &["preset", "strict", "threads", "versions", "max_block_size", "exports_d", "export"])?;
-        Ok(Nfs {
-            preset: f.opt("preset")?,
-            strict: f.or_default("strict")?,
-            threads: f.opt("threads")?,
-            versions: f.opt("versions")?,
-            max_block_size: f.opt("max_block_size")?,
-            exports_d: f.or_default("exports_d")?,
-            export: f.or_default("export")?,
-        })
+        nfs.preset = f.opt("preset")?;
+        nfs.strict = f.or_default("strict")?;
+        nfs.threads = f.opt("threads")?;
+        nfs.versions = f.opt("versions")?;
+        nfs.max_block_size = f.opt("max_block_size")?;
+        nfs.exports_d = f.or_default("exports_d")?;
+        f.fill("export", &mut nfs.export)
     }
 }
 

@@ -481,7 +481,7 @@ impl Decode for SysctlValue {
             }
             _ => return Err(dec::wrong(v, &"an integer or a string")),
         };
-        s.parse().map_err(|e| dec::Error::custom(&e))
+        s.parse().map_err(dec::Error::parse)
     }
 }
 
