@@ -10,8 +10,8 @@
 //! effects.
 //!
 //! - **Parse** (`src/config/`): toml parses the text into its spanned
-//!   document; `config/de.rs` is the serde `Deserializer` that feeds that
-//!   document to the model's derived code and gives every error its span and
+//!   document; each model type's hand-written `Decode` (`config/decode.rs`)
+//!   reads its keys from that document, and every error gets its span and
 //!   key path (`/etc/nasboot.toml:6:8: interface[1].name: ...`). Unknown keys
 //!   are errors.
 //! - **Validate** (`config/validate.rs`): the model is fixed-capacity
@@ -145,12 +145,15 @@
 //! The binary must fit 1.2 MiB with static glibc (figures and every build
 //! flag in `scripts/README.md`). Choices in the code made for that:
 //!
-//! - Our own serde `Deserializer` (`config/de.rs`) instead of toml's: toml's
-//!   forwarded every request to one `deserialize_any` that could hand any
-//!   kind of value to any visitor, so every (type, visitor) pair of the model
-//!   got a copy of all of it. Ours accepts only the kind each request asks
-//!   for, calls one visitor method, and collects each error's key path as
-//!   the error unwinds (toml's spans are kept), so no serde_path_to_error.
+//! - The profile decoded by hand (`config/decode.rs`), without serde: each
+//!   model type lists its keys in a short `impl Decode`; the table lookup,
+//!   the kind checks, the enum name tables and serde's error wording are
+//!   plain functions all of them share, and each error collects its key
+//!   path as it unwinds (toml's spans are kept). Before it, serde's derived
+//!   code over our own `Deserializer` was 32 KiB more on mips; before that,
+//!   toml's own deserializer (whose one `deserialize_any` every (type,
+//!   visitor) pair got a copy of) 128 KiB more, and serde_path_to_error for
+//!   the key paths another 229 KiB.
 //! - Our own `log` backend (`src/logger.rs`) instead of simple_logger, which
 //!   prints with `eprintln!`: that panics when standard error is a pipe
 //!   whose reader went away (procd's pipe to logd, `| logger`), and a lost
@@ -162,20 +165,21 @@
 //!   for links, tc and neighbours (about 300 KiB); even its address and
 //!   route types alone, with every route attribute (MPLS, lwtunnel,
 //!   multipath), were about 56 KiB on mips.
-//! - The deserializer's error is boxed: every `Result` the derived visitors
-//!   pass around carries a pointer, not a message, a span and a key path;
-//!   the visitors shrank by half (56 KiB on mips).
-//! - Our own `config::Spanned` instead of `toml::Spanned`: the deserializer
-//!   hands it a sequence (span start, span end, value) instead of a
-//!   three-key map visitor per spanned type (20 KiB).
+//! - The decoder's error is boxed: every `Result` the decoders pass around
+//!   carries a pointer, not a message, a span and a key path (when serde's
+//!   visitors passed it, that halved them: 56 KiB on mips).
+//! - Our own `config::Spanned` instead of `toml::Spanned`: the decoder gives
+//!   it the value's span; under serde, toml's was a three-key map visitor
+//!   per spanned type (20 KiB).
 //! - Programs started with `posix_spawnp`/`execvpe` (`seam/real/spawn.rs`),
 //!   step for step as `std::process::Command` does it, without its
 //!   environment map and fork fallback (24 KiB).
 //! - No 128-bit arithmetic (`Duration::as_micros`/`as_nanos`): its division
-//!   and printing on a 32-bit board (4 KiB). serde's `Unexpected` is worded
-//!   by `config/de.rs` without its float arm, which printed floats.
+//!   and printing on a 32-bit board (4 KiB). `invalid type` errors name a
+//!   float's kind, not its value (`config/decode.rs`), which serde's
+//!   `Unexpected` printed.
 //! - Floats only for the one float field (load limits), converted by
-//!   `config/de.rs` from toml's already checked literal (exact for literals
+//!   `config/decode.rs` from toml's already checked literal (exact for literals
 //!   of up to 15 digits and exponents within ±22) and never printed, so
 //!   core's float parser and formatter are not linked.
 //! - The links for `hook = "auto"` are read from /proc/net/dev:

@@ -1,7 +1,6 @@
 //! `[firewall]`: which profile, which backend, which services.
 
-use serde::Deserialize;
-
+use super::decode::{decode_enum, Decode, Error, Fields, Value};
 use super::Spanned;
 
 use super::types::{Endpoint, Port, PortRange};
@@ -17,8 +16,7 @@ pub(crate) const MAX_PORTS: usize = 32;
 pub(crate) const MAX_PORT_FORWARDS: usize = 16;
 
 /// The software fast path for forwarded flows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FlowOffload {
     /// A flowtable over the LAN and WAN devices where the kernel has
     /// nf_flow_table and the nft tool knows flowtables; otherwise plain
@@ -30,12 +28,28 @@ pub enum FlowOffload {
 }
 
 /// A transport protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Proto {
     Tcp,
     Udp,
 }
+
+decode_enum!(FlowOffload { "auto" => Auto, "off" => Off });
+decode_enum!(Proto { "tcp" => Tcp, "udp" => Udp });
+decode_enum!(Profile { "stateless" => Stateless, "stateful" => Stateful, "off" => Off });
+decode_enum!(Backend { "auto" => Auto, "nftables" => Nftables, "iptables" => Iptables });
+decode_enum!(Loader { "auto" => Auto, "nft" => Nft });
+decode_enum!(Hook { "auto" => Auto, "input" => Input, "ingress" => Ingress });
+decode_enum!(Service {
+    "all" => All,
+    "ssh" => Ssh,
+    "http" => Http,
+    "https" => Https,
+    "nfs" => Nfs,
+    "smb" => Smb,
+    "dns" => Dns,
+    "ntp" => Ntp,
+});
 
 impl std::fmt::Display for Proto {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -48,8 +62,7 @@ impl std::fmt::Display for Proto {
 
 /// `[[firewall.port_forward]]`: connections to `wan_port` on the WAN
 /// address go to `to`, a host on the LAN (DNAT and a forward accept).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortForward {
     pub proto: Proto,
     pub wan_port: Spanned<Port>,
@@ -57,8 +70,7 @@ pub struct PortForward {
 }
 
 /// The firewall profile.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Profile {
     /// Default-deny WAN without connection tracking (the NAS default).
     #[default]
@@ -81,8 +93,7 @@ impl std::fmt::Display for Profile {
 }
 
 /// The backend; `auto` picks from what the kernel offers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Backend {
     #[default]
     Auto,
@@ -91,8 +102,7 @@ pub enum Backend {
 }
 
 /// How an nftables rule set reaches the kernel.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Loader {
     /// nasboot's own nf_tables messages, one batch over netlink, where
     /// the kernel takes them; the `nft` tool where it cannot (qemu-user,
@@ -104,8 +114,7 @@ pub enum Loader {
 }
 
 /// Where the stateless profile filters (nftables only).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Hook {
     /// `Ingress` when it filters everything `Input` would, else `Input`:
     /// the stateless profile on nftables, Linux 5.10 or newer, every
@@ -126,8 +135,7 @@ pub enum Hook {
 }
 
 /// Named services.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Service {
     /// Everything (LAN only).
     All,
@@ -143,66 +151,45 @@ pub enum Service {
     Ntp,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Firewall {
-    #[serde(default)]
     pub profile: Profile,
-    #[serde(default)]
     pub backend: Backend,
     /// How nftables rule sets are loaded (see `Loader`).
-    #[serde(default)]
     pub loader: Loader,
     /// What the LAN may reach. Default: everything.
-    #[serde(default = "lan_all")]
     pub lan_services: heapless::Vec<Service, MAX_SERVICES>,
-    #[serde(default)]
     pub lan_tcp_ports: heapless::Vec<Port, MAX_PORTS>,
-    #[serde(default)]
     pub lan_udp_ports: heapless::Vec<Port, MAX_PORTS>,
     /// What the WAN may reach (new connections). Default: nothing.
-    #[serde(default)]
     pub wan_services: heapless::Vec<Service, MAX_SERVICES>,
-    #[serde(default)]
     pub wan_tcp_ports: heapless::Vec<Port, MAX_PORTS>,
-    #[serde(default)]
     pub wan_udp_ports: heapless::Vec<Port, MAX_PORTS>,
     /// The port mountd is pinned to (Debian: RPCMOUNTDOPTS="--port N").
-    #[serde(default = "mountd_default")]
     pub mountd_port: Port,
     /// The port rpc.statd (NSM) is pinned to (nfs.conf `[statd] port`).
-    #[serde(default = "statd_default")]
     pub statd_port: Port,
     /// The port lockd (NLM) is pinned to, TCP and UDP (nfs.conf `[lockd]`).
-    #[serde(default = "lockd_default")]
     pub lockd_port: Port,
     /// The kernel's ephemeral ports (`net.ipv4.ip_local_port_range`, set
     /// to this by the stateless profile): the only ports that replies to
     /// the box's own connections are let in on without connection
     /// tracking. Every pinned service port must lie outside it.
-    #[serde(default = "local_port_range_default")]
     pub local_port_range: PortRange,
     /// Rate-limited logging of dropped WAN packets.
-    #[serde(default = "yes")]
     pub log: bool,
     /// Log at most this many packets a minute.
-    #[serde(default = "log_rate_default")]
     pub log_rate: u32,
     /// Route LAN to WAN with masquerade. Needs connection tracking.
-    #[serde(default)]
     pub forward: bool,
     /// Where the stateless profile hooks in (see `Hook`).
-    #[serde(default)]
     pub hook: Hook,
     /// The flowtable fast path for forwarded flows (nftables only).
-    #[serde(default)]
     pub flow_offload: FlowOffload,
     /// Port forwards, for LAN clients too: a LAN client that connects to
     /// the WAN address reaches the forwarded host (NAT reflection, as
     /// OpenWrt's fw4 does by default).
-    #[serde(default = "yes")]
     pub nat_reflection: bool,
-    #[serde(default)]
     pub port_forward: heapless::Vec<PortForward, MAX_PORT_FORWARDS>,
 }
 
@@ -230,6 +217,66 @@ impl Default for Firewall {
             nat_reflection: true,
             port_forward: heapless::Vec::new(),
         }
+    }
+}
+
+impl Decode for PortForward {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let f = Fields::new(v, "struct PortForward", &["proto", "wan_port", "to"])?;
+        Ok(PortForward { proto: f.req("proto")?, wan_port: f.req("wan_port")?, to: f.req("to")? })
+    }
+}
+
+impl Decode for Firewall {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let f = Fields::new(
+            v,
+            "struct Firewall",
+            &[
+                "profile",
+                "backend",
+                "loader",
+                "lan_services",
+                "lan_tcp_ports",
+                "lan_udp_ports",
+                "wan_services",
+                "wan_tcp_ports",
+                "wan_udp_ports",
+                "mountd_port",
+                "statd_port",
+                "lockd_port",
+                "local_port_range",
+                "log",
+                "log_rate",
+                "forward",
+                "hook",
+                "flow_offload",
+                "nat_reflection",
+                "port_forward",
+            ],
+        )?;
+        Ok(Firewall {
+            profile: f.or_default("profile")?,
+            backend: f.or_default("backend")?,
+            loader: f.or_default("loader")?,
+            lan_services: f.or("lan_services", lan_all())?,
+            lan_tcp_ports: f.or_default("lan_tcp_ports")?,
+            lan_udp_ports: f.or_default("lan_udp_ports")?,
+            wan_services: f.or_default("wan_services")?,
+            wan_tcp_ports: f.or_default("wan_tcp_ports")?,
+            wan_udp_ports: f.or_default("wan_udp_ports")?,
+            mountd_port: f.or("mountd_port", mountd_default())?,
+            statd_port: f.or("statd_port", statd_default())?,
+            lockd_port: f.or("lockd_port", lockd_default())?,
+            local_port_range: f.or("local_port_range", local_port_range_default())?,
+            log: f.or("log", true)?,
+            log_rate: f.or("log_rate", log_rate_default())?,
+            forward: f.or_default("forward")?,
+            hook: f.or_default("hook")?,
+            flow_offload: f.or_default("flow_offload")?,
+            nat_reflection: f.or("nat_reflection", true)?,
+            port_forward: f.or_default("port_forward")?,
+        })
     }
 }
 
@@ -268,8 +315,4 @@ fn local_port_range_default() -> PortRange {
 
 fn log_rate_default() -> u32 {
     10
-}
-
-fn yes() -> bool {
-    true
 }

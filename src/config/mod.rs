@@ -1,13 +1,14 @@
-//! The profile: TOML parsed through serde into a validated model of fixed
-//! capacity. Unknown keys are rejected; every error names the file, the
-//! line and column, and the key.
+//! The profile: TOML parsed by toml and decoded by hand (`decode`) into a
+//! validated model of fixed capacity. Unknown keys are rejected; every
+//! error names the file, the line and column, and the key.
 //!
-//! Stages: `parse` (toml + serde, newtypes validate single values) then
-//! `validate` (rules that span several values: duplicates, zones,
-//! reachability). Nothing here touches the system.
+//! Stages: `parse` (toml, then each model type's `Decode`; newtypes
+//! validate single values) then `validate` (rules that span several
+//! values: duplicates, zones, reachability). Nothing here touches the
+//! system.
 
 mod client;
-mod de;
+mod decode;
 pub(crate) mod firewall;
 pub(crate) mod net;
 pub(crate) mod nfs;
@@ -20,7 +21,6 @@ pub(crate) mod watchdog;
 use std::fmt;
 use std::ops::Range;
 
-use serde::Deserialize;
 use toml::de::DeTable;
 
 pub(crate) use spanned::Spanned;
@@ -30,8 +30,7 @@ pub(crate) use validate::Warning;
 pub(crate) const MAX_INTERFACES: usize = 8;
 
 /// `[board]`: which board this profile is for.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Board {
     /// Short name, e.g. "bubba2".
     pub name: types::Name,
@@ -40,44 +39,48 @@ pub struct Board {
 }
 
 /// A whole profile.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Profile {
     pub board: Board,
-    #[serde(default)]
     pub sysctl: system::Sysctl,
-    /// The big members are boxed and each deserialized in a frame of its
-    /// own (`boxed`): the lists hold their capacity inline (some 25 KB in
-    /// `interface`, 16 KB in `nfs`), and by value, or inlined into this
-    /// struct's visitor, they put that on every frame that moves a
+    /// The big members are boxed and each decoded in a frame of its own
+    /// (`decode::boxed`): the lists hold their capacity inline (some 25 KB
+    /// in `interface`, 16 KB in `nfs`), and by value, or inlined into this
+    /// struct's decoder, they put that on every frame that moves a
     /// profile; the stack peak was VmHWM's (scripts/README.md, "Where the
     /// VmHWM peak comes from").
-    #[serde(default, deserialize_with = "boxed")]
     pub interface: Box<heapless::Vec<net::Interface, MAX_INTERFACES>>,
     /// Absent means the default: the stateless profile.
-    #[serde(default, deserialize_with = "boxed")]
     pub firewall: Box<firewall::Firewall>,
-    #[serde(default, deserialize_with = "boxed")]
     pub nfs: Box<nfs::Nfs>,
-    #[serde(default)]
     pub storage: heapless::Vec<system::Storage, { system::MAX_STORAGE }>,
-    #[serde(default, deserialize_with = "boxed_some")]
     pub watchdog: Option<Box<watchdog::Watchdog>>,
     /// An smb.conf include for slow CPUs (optional).
-    #[serde(default, deserialize_with = "boxed_some")]
     pub samba: Option<Box<nfs::Samba>>,
 }
 
-/// Deserialize a large member in a frame of its own, then box it.
-#[inline(never)]
-fn boxed<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Box<T>, D::Error> {
-    T::deserialize(d).map(Box::new)
+impl decode::Decode for Board {
+    fn decode(v: &decode::Value<'_>) -> Result<Self, decode::Error> {
+        let f = decode::Fields::new(v, "struct Board", &["name", "description"])?;
+        Ok(Board { name: f.req("name")?, description: f.opt("description")? })
+    }
 }
 
-/// `boxed` for an optional section (present: TOML has no null).
-#[inline(never)]
-fn boxed_some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Box<T>>, D::Error> {
-    T::deserialize(d).map(|t| Some(Box::new(t)))
+impl decode::Decode for Profile {
+    fn decode(v: &decode::Value<'_>) -> Result<Self, decode::Error> {
+        let f =
+            decode::Fields::new(v, "struct Profile", &["board", "sysctl", "interface", "firewall", "nfs", "storage", "watchdog", "samba"])?;
+        Ok(Profile {
+            board: f.req("board")?,
+            sysctl: f.or_default("sysctl")?,
+            interface: decode::boxed(&f, "interface")?,
+            firewall: decode::boxed(&f, "firewall")?,
+            nfs: decode::boxed(&f, "nfs")?,
+            storage: f.or_default("storage")?,
+            watchdog: decode::boxed_some(&f, "watchdog")?,
+            samba: decode::boxed_some(&f, "samba")?,
+        })
+    }
 }
 
 /// A profile error: where it is and what is wrong.
@@ -155,34 +158,16 @@ pub(crate) fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
         let key = span.clone().map_or_else(|| "(top level)".to_string(), |s| src.key_on_line(s.start));
         src.error(span, &key, first_line(e.message()))
     })?;
-    let profile: Profile = de::from_document(doc).map_err(|inner| {
-        let message = first_line(&inner.message);
-        // A missing field is reported at its table; name the field itself.
-        let missing = message.strip_prefix("missing field `").and_then(|r| r.split('`').next());
-        let path = inner.key();
-        let key = match (path.is_empty(), missing) {
-            (true, Some(field)) => field.to_string(),
-            (false, Some(field)) => format!("{path}.{field}"),
-            (true, None) => "(top level)".to_string(),
-            (false, None) => path,
-        };
-        let message = match message.strip_prefix("invalid length ") {
-            Some(rest) if rest.ends_with("expected a sequence") => {
-                let n = rest.split(',').next().unwrap_or("?");
-                match capacity_of(&key) {
-                    Some(cap) => format!("{n} entries; at most {cap} are allowed"),
-                    None => format!("{n} entries is too many"),
-                }
-            }
-            _ => message,
-        };
-        src.error(inner.span.clone(), &key, message)
+    let profile: Profile = decode::document(doc).map_err(|inner| {
+        let key = inner.key();
+        let key = if key.is_empty() { "(top level)".to_string() } else { key };
+        src.error(inner.span.clone(), &key, first_line(&inner.message))
     })?;
     let warnings = validate::validate(&profile, src)?;
     Ok(Loaded { profile, warnings })
 }
 
-/// The TOML parse, out of line (see `de::from_document`).
+/// The TOML parse, out of line (see `decode::document`).
 #[inline(never)]
 fn parse_document(text: &str) -> Result<toml::Spanned<DeTable<'_>>, toml::de::Error> {
     DeTable::parse(text)
@@ -210,24 +195,6 @@ pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, ConfigError> {
         return Err(src.error(Some(at..at), "(none)", "a NUL byte: this is not a text profile"));
     }
     parse(&Source { file, text })
-}
-
-/// The fixed capacity behind a list key, for "too many" errors.
-fn capacity_of(key: &str) -> Option<usize> {
-    let last = key.rsplit('.').next().unwrap_or(key);
-    Some(match last {
-        "interface" => MAX_INTERFACES,
-        "address" => net::MAX_ADDRESSES,
-        "route" => net::MAX_ROUTES,
-        "export" => nfs::MAX_EXPORTS,
-        "clients" => nfs::MAX_CLIENTS,
-        "share" => nfs::MAX_SHARES,
-        "valid_users" => nfs::MAX_USERS,
-        "storage" => system::MAX_STORAGE,
-        "lan_services" | "wan_services" => firewall::MAX_SERVICES,
-        "lan_tcp_ports" | "lan_udp_ports" | "wan_tcp_ports" | "wan_udp_ports" => firewall::MAX_PORTS,
-        _ => return None,
-    })
 }
 
 fn first_line(msg: &str) -> String {

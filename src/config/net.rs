@@ -2,8 +2,8 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use super::decode::{self as dec, decode_enum, Decode, Error, Fields, Value};
 use super::Spanned;
-use serde::Deserialize;
 
 use super::types::{IfName, IpNet, MacAddr, SysctlKey, SysctlValue, VlanId};
 
@@ -17,8 +17,7 @@ pub(crate) const MAX_IF_SYSCTLS: usize = 8;
 pub(crate) const MAX_BRIDGE_PORTS: usize = 8;
 
 /// What kind of link an `[[interface]]` is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinkKind {
     /// A device the board already has (a NIC, a switch port): nasboot
     /// configures it but never creates or removes it.
@@ -29,6 +28,13 @@ pub enum LinkKind {
     /// An 802.1Q VLAN `id` on `link`, created by nasboot (rtnetlink).
     Vlan,
 }
+
+decode_enum!(LinkKind { "nic" => Nic, "bridge" => Bridge, "vlan" => Vlan });
+decode_enum!(Role { "lan" => Lan, "wan" => Wan, "none" => None });
+decode_enum!(Method { "static" => Static, "dhcp" => Dhcp, "manual" => Manual });
+decode_enum!(Duplex { "half" => Half, "full" => Full });
+decode_enum!(LinkLayer { "ethernet" => Ethernet, "atm" => Atm, "ptm" => Ptm });
+decode_enum!(SqmQdisc { "auto" => Auto, "cake" => Cake, "fq_codel" => FqCodel });
 
 impl std::fmt::Display for LinkKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,8 +47,7 @@ impl std::fmt::Display for LinkKind {
 }
 
 /// Which firewall zone an interface belongs to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Role {
     /// Trusted side: storage clients.
     Lan,
@@ -54,8 +59,7 @@ pub enum Role {
 }
 
 /// How the interface gets its addresses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Method {
     /// The addresses listed in the profile.
     #[default]
@@ -71,15 +75,14 @@ pub enum Method {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mtu(pub u32);
 
-impl<'de> Deserialize<'de> for Mtu {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        super::types::int_in_range(d, 68, 65535, "MTU").map(|n| Mtu(n as u32))
+impl Decode for Mtu {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        dec::int_in_range(v, 68, 65535, "MTU").map(|n| Mtu(n as u32))
     }
 }
 
 /// A static route through this interface.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
     /// Destination network.
     pub to: Spanned<IpNet>,
@@ -90,8 +93,7 @@ pub struct Route {
 }
 
 /// Link speed/duplex forced through ethtool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Duplex {
     Half,
     Full,
@@ -99,8 +101,7 @@ pub enum Duplex {
 
 /// ethtool settings (SIOCETHTOOL). Every field is optional: unset means
 /// "leave the driver's value alone".
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ethtool {
     /// RX ring entries; clamped to the driver's maximum (ETHTOOL_GRINGPARAM).
     pub rx_ring: Option<u32>,
@@ -129,9 +130,9 @@ pub struct Ethtool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kbit(pub u32);
 
-impl<'de> Deserialize<'de> for Kbit {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        super::types::int_in_range(d, 8, 10_000_000, "rate (kbit/s)").map(|n| Kbit(n as u32))
+impl Decode for Kbit {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        dec::int_in_range(v, 8, 10_000_000, "rate (kbit/s)").map(|n| Kbit(n as u32))
     }
 }
 
@@ -140,16 +141,15 @@ impl<'de> Deserialize<'de> for Kbit {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Overhead(pub i32);
 
-impl<'de> Deserialize<'de> for Overhead {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        super::types::int_in_range(d, -64, 256, "overhead").map(|n| Overhead(n as i32))
+impl Decode for Overhead {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        dec::int_in_range(v, -64, 256, "overhead").map(|n| Overhead(n as i32))
     }
 }
 
 /// How the modem's link frames packets (cake's `atm`/`ptm`; an HTB
 /// rate's link layer).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinkLayer {
     /// Ethernet-like: the overhead only.
     #[default]
@@ -161,8 +161,7 @@ pub enum LinkLayer {
 }
 
 /// Which queue discipline shapes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SqmQdisc {
     /// cake where the kernel has sch_cake, else fq_codel under HTB.
     #[default]
@@ -174,32 +173,25 @@ pub enum SqmQdisc {
 /// `[interface.sqm]`: shaping a WAN a little under the modem's rates, so
 /// that the queue builds here, where cake or fq_codel keep it short,
 /// not in the modem's buffer.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sqm {
     /// Upload: the root qdisc of the WAN.
     pub egress_kbit: Spanned<Kbit>,
     /// Download: an IFB device (`ifb4<wan>`) fed by the WAN's ingress
     /// qdisc (u32 match-all, mirred redirect). None: egress only.
     pub ingress_kbit: Option<Spanned<Kbit>>,
-    #[serde(default)]
     pub overhead: Overhead,
-    #[serde(default)]
     pub link_layer: LinkLayer,
-    #[serde(default)]
     pub qdisc: SqmQdisc,
 }
 
 /// One `[[interface]]` table.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Interface {
     pub name: Spanned<IfName>,
     /// `nic` (default), `bridge` or `vlan`.
-    #[serde(default)]
     pub kind: LinkKind,
     /// A bridge's ports: NICs or VLANs (not bridges), enslaved to it.
-    #[serde(default)]
     pub ports: heapless::Vec<Spanned<IfName>, MAX_BRIDGE_PORTS>,
     /// A bridge's spanning tree (IFLA_BR_STP_STATE). Default off: a
     /// router's LAN bridge has no loop, and STP holds every port in the
@@ -209,25 +201,19 @@ pub struct Interface {
     pub link: Option<Spanned<IfName>>,
     /// A VLAN's id.
     pub id: Option<Spanned<VlanId>>,
-    #[serde(default)]
     pub role: Role,
-    #[serde(default)]
     pub method: Method,
     /// Administratively up (default) or down.
-    #[serde(default = "yes")]
     pub up: bool,
     pub mtu: Option<Mtu>,
     pub txqueuelen: Option<u32>,
     pub mac: Option<MacAddr>,
     /// Leave promiscuous mode off (default) or on.
-    #[serde(default)]
     pub promisc: bool,
     /// IPv4 and IPv6 addresses with prefix, e.g. "192.168.1.2/24".
-    #[serde(default)]
     pub address: heapless::Vec<Spanned<IpNet>, MAX_ADDRESSES>,
     pub gateway: Option<Spanned<Ipv4Addr>>,
     pub gateway6: Option<Spanned<Ipv6Addr>>,
-    #[serde(default)]
     pub route: heapless::Vec<Route, MAX_ROUTES>,
     /// net.ipv6.conf.IF.accept_ra (0, 1 or 2).
     pub accept_ra: Option<u8>,
@@ -238,10 +224,127 @@ pub struct Interface {
     pub sqm: Option<Sqm>,
     /// Per-interface sysctls, relative to net.ipv4.conf.IF / net.ipv6.conf.IF,
     /// written as e.g. "ipv4.rp_filter" = 1.
-    #[serde(default)]
     pub sysctl: heapless::LinearMap<SysctlKey, SysctlValue, MAX_IF_SYSCTLS>,
 }
 
-fn yes() -> bool {
-    true
+impl Decode for Route {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let f = Fields::new(v, "struct Route", &["to", "via", "metric"])?;
+        Ok(Route { to: f.req("to")?, via: f.opt("via")?, metric: f.opt("metric")? })
+    }
+}
+
+impl Decode for Ethtool {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let f = Fields::new(
+            v,
+            "struct Ethtool",
+            &[
+                "rx_ring",
+                "tx_ring",
+                "tso",
+                "gso",
+                "gro",
+                "rx_checksum",
+                "tx_checksum",
+                "sg",
+                "rx_usecs",
+                "tx_usecs",
+                "pause_autoneg",
+                "pause_rx",
+                "pause_tx",
+                "speed",
+                "duplex",
+                "autoneg",
+            ],
+        )?;
+        Ok(Ethtool {
+            rx_ring: f.opt("rx_ring")?,
+            tx_ring: f.opt("tx_ring")?,
+            tso: f.opt("tso")?,
+            gso: f.opt("gso")?,
+            gro: f.opt("gro")?,
+            rx_checksum: f.opt("rx_checksum")?,
+            tx_checksum: f.opt("tx_checksum")?,
+            sg: f.opt("sg")?,
+            rx_usecs: f.opt("rx_usecs")?,
+            tx_usecs: f.opt("tx_usecs")?,
+            pause_autoneg: f.opt("pause_autoneg")?,
+            pause_rx: f.opt("pause_rx")?,
+            pause_tx: f.opt("pause_tx")?,
+            speed: f.opt("speed")?,
+            duplex: f.opt("duplex")?,
+            autoneg: f.opt("autoneg")?,
+        })
+    }
+}
+
+impl Decode for Sqm {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let f = Fields::new(v, "struct Sqm", &["egress_kbit", "ingress_kbit", "overhead", "link_layer", "qdisc"])?;
+        Ok(Sqm {
+            egress_kbit: f.req("egress_kbit")?,
+            ingress_kbit: f.opt("ingress_kbit")?,
+            overhead: f.or_default("overhead")?,
+            link_layer: f.or_default("link_layer")?,
+            qdisc: f.or_default("qdisc")?,
+        })
+    }
+}
+
+impl Decode for Interface {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let f = Fields::new(
+            v,
+            "struct Interface",
+            &[
+                "name",
+                "kind",
+                "ports",
+                "stp",
+                "link",
+                "id",
+                "role",
+                "method",
+                "up",
+                "mtu",
+                "txqueuelen",
+                "mac",
+                "promisc",
+                "address",
+                "gateway",
+                "gateway6",
+                "route",
+                "accept_ra",
+                "carrier_timeout",
+                "ethtool",
+                "sqm",
+                "sysctl",
+            ],
+        )?;
+        Ok(Interface {
+            name: f.req("name")?,
+            kind: f.or_default("kind")?,
+            ports: f.or_default("ports")?,
+            stp: f.opt("stp")?,
+            link: f.opt("link")?,
+            id: f.opt("id")?,
+            role: f.or_default("role")?,
+            method: f.or_default("method")?,
+            up: f.or("up", true)?,
+            mtu: f.opt("mtu")?,
+            txqueuelen: f.opt("txqueuelen")?,
+            mac: f.opt("mac")?,
+            promisc: f.or_default("promisc")?,
+            address: f.or_default("address")?,
+            gateway: f.opt("gateway")?,
+            gateway6: f.opt("gateway6")?,
+            route: f.or_default("route")?,
+            accept_ra: f.opt("accept_ra")?,
+            carrier_timeout: f.opt("carrier_timeout")?,
+            ethtool: f.opt("ethtool")?,
+            sqm: f.opt("sqm")?,
+            sysctl: f.or_default("sysctl")?,
+        })
+    }
 }

@@ -1,23 +1,13 @@
 //! `Spanned<T>`: a profile value and where it is in the text (a byte
 //! range), for errors found after parsing (`validate`). The same API and
 //! trait behaviour as `toml::Spanned` (comparisons, hashing and Display
-//! see the value only; Debug shows both), deserialized more cheaply:
-//! `toml::Spanned` reads its span and value as a map of three private
-//! keys, which put that map's visitor, with its key comparisons and
-//! errors, into the binary once per spanned type. Here the deserializer
-//! (`de::ValueDe::deserialize_newtype_struct`) hands over a sequence of
-//! the span's start and end and then the value: per type that is two
-//! reads of a `usize`, shared by all, and the value's own deserialization.
+//! see the value only; Debug shows both). The decoder (`decode`) gives it
+//! the span of the value it decodes.
 
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
-
-use serde::de::{Deserialize, Deserializer, Error, SeqAccess, Visitor};
-
-/// The name `Spanned` asks `deserialize_newtype_struct` for.
-pub(super) const NAME: &str = "$nasboot::Spanned";
 
 #[derive(Clone, Debug)]
 pub struct Spanned<T> {
@@ -83,24 +73,5 @@ impl<T: PartialOrd> PartialOrd for Spanned<T> {
 impl<T: Ord> Ord for Spanned<T> {
     fn cmp(&self, other: &Self) -> Ordering {
         self.value.cmp(&other.value)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Spanned<T>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a spanned value")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Spanned<T>, A::Error> {
-                let start: usize = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
-                let end: usize = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
-                let value: T = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(2, &self))?;
-                Ok(Spanned { span: start..end, value })
-            }
-        }
-        d.deserialize_newtype_struct(NAME, V(std::marker::PhantomData))
     }
 }

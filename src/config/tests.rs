@@ -126,7 +126,7 @@ fn warnings_for_async_and_squashed_rw() {
 }
 
 /// Where errors inside arrays of tables, inline tables and enums point:
-/// the key path is collected as the error unwinds (config/de.rs).
+/// the key path is collected as the error unwinds (config/decode.rs).
 #[test]
 fn nested_errors_name_the_right_key() {
     let head = "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\n";

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 pub(crate) use super::client::Client;
 
-use serde::de::{self, Deserialize, Deserializer};
+use super::decode::{self as dec, decode_from_str, Decode, Value};
 
 /// Why a profile value is not one of these types, with the text it was
 /// given. Shown once, in a [`ConfigError`](super::ConfigError) with the
@@ -101,27 +101,6 @@ impl fmt::Debug for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Declares a newtype that deserialises from a string through `FromStr`.
-macro_rules! from_str_deserialize {
-    ($t:ty, $what:literal) => {
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V;
-                impl de::Visitor<'_> for V {
-                    type Value = $t;
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        f.write_str($what)
-                    }
-                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$t, E> {
-                        s.parse().map_err(E::custom)
-                    }
-                }
-                d.deserialize_str(V)
-            }
-        }
-    };
-}
-
 /// A network interface name: 1 to 15 bytes (the kernel's IFNAMSIZ is 16
 /// with the terminating NUL, include/uapi/linux/if.h), no '/', ':' or
 /// white space, and not "." or "..".
@@ -149,7 +128,7 @@ impl FromStr for IfName {
         Ok(IfName(heapless::String::try_from(s).expect("length checked")))
     }
 }
-from_str_deserialize!(IfName, "an interface name of at most 15 bytes");
+decode_from_str!(IfName, "an interface name of at most 15 bytes");
 
 impl fmt::Display for IfName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -236,7 +215,7 @@ impl FromStr for IpNet {
         Ok(IpNet { addr, prefix })
     }
 }
-from_str_deserialize!(IpNet, "an address with a prefix, such as 192.168.1.2/24");
+decode_from_str!(IpNet, "an address with a prefix, such as 192.168.1.2/24");
 
 impl fmt::Display for IpNet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -261,29 +240,9 @@ impl Port {
     }
 }
 
-/// Deserialise an integer and check it lies in `lo..=hi`; the error names
-/// `what` and the range.
-pub(crate) fn int_in_range<'de, D: Deserializer<'de>>(d: D, lo: i64, hi: i64, what: &'static str) -> Result<i64, D::Error> {
-    struct V(i64, i64, &'static str);
-    impl de::Visitor<'_> for V {
-        type Value = i64;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "an integer from {} to {}", self.0, self.1)
-        }
-        fn visit_i64<E: de::Error>(self, n: i64) -> Result<i64, E> {
-            if (self.0..=self.1).contains(&n) {
-                Ok(n)
-            } else {
-                Err(E::custom(format!("{} {n} is out of range ({} to {})", self.2, self.0, self.1)))
-            }
-        }
-    }
-    d.deserialize_i64(V(lo, hi, what))
-}
-
-impl<'de> Deserialize<'de> for Port {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        int_in_range(d, 1, 65535, "port").map(|n| Port(n as u16))
+impl Decode for Port {
+    fn decode(v: &Value<'_>) -> Result<Self, dec::Error> {
+        dec::int_in_range(v, 1, 65535, "port").map(|n| Port(n as u16))
     }
 }
 
@@ -335,7 +294,7 @@ impl FromStr for PortRange {
     }
 }
 
-from_str_deserialize!(PortRange, "a port range like 32768-60999");
+decode_from_str!(PortRange, "a port range like 32768-60999");
 
 impl fmt::Display for PortRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -376,7 +335,7 @@ impl FromStr for MacAddr {
         Ok(MacAddr(out))
     }
 }
-from_str_deserialize!(MacAddr, "a MAC address like 02:00:00:00:00:01");
+decode_from_str!(MacAddr, "a MAC address like 02:00:00:00:00:01");
 
 impl fmt::Display for MacAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -414,7 +373,7 @@ impl FromStr for AbsPath {
         heapless::String::try_from(s).map(AbsPath).map_err(|_| ParseError::PathTooLong(s.len()))
     }
 }
-from_str_deserialize!(AbsPath, "an absolute path");
+decode_from_str!(AbsPath, "an absolute path");
 
 impl fmt::Display for AbsPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -445,7 +404,7 @@ impl FromStr for Name {
         Ok(Name(heapless::String::try_from(s).expect("length checked")))
     }
 }
-from_str_deserialize!(Name, "a short name of letters, digits, `_`, `.` and `-`");
+decode_from_str!(Name, "a short name of letters, digits, `_`, `.` and `-`");
 
 impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -474,7 +433,7 @@ impl FromStr for SysctlKey {
         heapless::String::try_from(s).map(SysctlKey).map_err(|_| ParseError::SysctlKeyTooLong(s.into()))
     }
 }
-from_str_deserialize!(SysctlKey, "a sysctl name like net.core.rmem_max");
+decode_from_str!(SysctlKey, "a sysctl name like net.core.rmem_max");
 
 impl fmt::Display for SysctlKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -503,25 +462,26 @@ impl FromStr for SysctlValue {
     }
 }
 
-impl<'de> Deserialize<'de> for SysctlValue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl de::Visitor<'_> for V {
-            type Value = SysctlValue;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an integer or a string")
+/// An integer or a boolean (1 or 0) is written as its digits.
+impl Decode for SysctlValue {
+    fn decode(v: &Value<'_>) -> Result<Self, dec::Error> {
+        let digits;
+        let s = match v.get_ref() {
+            toml::de::DeValue::String(s) => s.as_ref(),
+            toml::de::DeValue::Boolean(b) => {
+                if *b {
+                    "1"
+                } else {
+                    "0"
+                }
             }
-            fn visit_i64<E: de::Error>(self, n: i64) -> Result<SysctlValue, E> {
-                n.to_string().parse().map_err(E::custom)
+            toml::de::DeValue::Integer(_) => {
+                digits = dec::int(v, &"an integer or a string")?.to_string();
+                &digits
             }
-            fn visit_bool<E: de::Error>(self, b: bool) -> Result<SysctlValue, E> {
-                Ok(if b { "1" } else { "0" }.parse().expect("valid"))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<SysctlValue, E> {
-                s.parse().map_err(E::custom)
-            }
-        }
-        d.deserialize_any(V)
+            _ => return Err(dec::wrong(v, &"an integer or a string")),
+        };
+        s.parse().map_err(dec::Error::parse)
     }
 }
 
@@ -549,9 +509,9 @@ impl VlanId {
     }
 }
 
-impl<'de> Deserialize<'de> for VlanId {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        int_in_range(d, 1, 4094, "VLAN id").map(|n| VlanId(n as u16))
+impl Decode for VlanId {
+    fn decode(v: &Value<'_>) -> Result<Self, dec::Error> {
+        dec::int_in_range(v, 1, 4094, "VLAN id").map(|n| VlanId(n as u16))
     }
 }
 
@@ -579,7 +539,7 @@ impl FromStr for Endpoint {
         Ok(Endpoint { addr, port })
     }
 }
-from_str_deserialize!(Endpoint, "an IPv4 address and port like 192.168.1.10:22");
+decode_from_str!(Endpoint, "an IPv4 address and port like 192.168.1.10:22");
 
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,6 +1,6 @@
 //! Every rule that spans several values, in one place: interfaces,
-//! firewall, exports and nfsd, Samba, watchdog, storage. Runs after serde
-//! has checked each value into its newtype; past this, the code trusts the
+//! firewall, exports and nfsd, Samba, watchdog, storage. Runs after the
+//! decoder has checked each value into its newtype; past this, the code trusts the
 //! profile. [`board_paths`] is the one rule that asks the board (do the
 //! exported paths exist), run by `cmd::load` once the seams are there.
 

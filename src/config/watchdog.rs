@@ -4,9 +4,7 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserializer};
-use serde::Deserialize;
-
+use super::decode::{self as dec, Decode, Error, Fields, Value};
 use super::types::{AbsPath, IfName};
 
 /// Pidfiles watched at most.
@@ -18,9 +16,9 @@ pub(crate) const MAX_ARGV: usize = 8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Seconds(pub u32);
 
-impl<'de> Deserialize<'de> for Seconds {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        super::types::int_in_range(d, 1, 3600, "seconds:").map(|n| Seconds(n as u32))
+impl Decode for Seconds {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        dec::int_in_range(v, 1, 3600, "seconds:").map(|n| Seconds(n as u32))
     }
 }
 
@@ -29,28 +27,16 @@ impl<'de> Deserialize<'de> for Seconds {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Load(pub u32);
 
-impl<'de> Deserialize<'de> for Load {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl de::Visitor<'_> for V {
-            type Value = Load;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a load average from 0.01 to 1000")
-            }
-            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Load, E> {
-                self.visit_f64(n as f64)
-            }
-            fn visit_f64<E: de::Error>(self, x: f64) -> Result<Load, E> {
-                if (0.01..=1000.0).contains(&x) {
-                    Ok(Load((x * 100.0).round() as u32))
-                } else {
-                    // The value is not echoed: printing a float would link
-                    // core's float formatting (config/de.rs).
-                    Err(E::custom("load average out of range (0.01 to 1000)"))
-                }
-            }
+/// A float or an integer. The value is not echoed in the error: printing
+/// a float would link core's float formatting (config/decode.rs).
+impl Decode for Load {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let x = dec::float_or_int(v, "a load average from 0.01 to 1000")?;
+        if (0.01..=1000.0).contains(&x) {
+            Ok(Load((x * 100.0).round() as u32))
+        } else {
+            Err(Error::msg("load average out of range (0.01 to 1000)".to_string()))
         }
-        d.deserialize_f64(V)
     }
 }
 
@@ -63,8 +49,7 @@ impl fmt::Display for Load {
 /// A command: program and arguments, run without a shell.
 pub(crate) type Argv = heapless::Vec<heapless::String<63>, MAX_ARGV>;
 
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Watchdog {
     /// Device; default /dev/watchdog0, then /dev/watchdog.
     pub device: Option<AbsPath>,
@@ -81,7 +66,6 @@ pub struct Watchdog {
     /// Least MemAvailable, in kB (/proc/meminfo).
     pub min_memory_kb: Option<u64>,
     /// Processes that must be alive (the pid in each file).
-    #[serde(default)]
     pub pidfiles: heapless::Vec<AbsPath, MAX_PIDFILES>,
     /// A file some service touches; it must be younger than `heartbeat_max_age`.
     pub heartbeat_file: Option<AbsPath>,
@@ -93,13 +77,11 @@ pub struct Watchdog {
     pub temperature_sensor: Option<AbsPath>,
     pub max_temperature: Option<u32>,
     /// A test program: exit 0 is healthy; killed at `test_timeout` (default 10 s).
-    #[serde(default)]
     pub test_command: Argv,
     pub test_timeout: Option<Seconds>,
 
     // Repair policy.
     /// Run when a check has failed for `retry_timeout`; killed at `repair_timeout` (default 60 s).
-    #[serde(default)]
     pub repair_command: Argv,
     pub repair_timeout: Option<Seconds>,
     /// How long a check may keep failing before repair (or reset). Default 60 s.
@@ -116,13 +98,72 @@ pub struct Watchdog {
 
     // Hand-over and real time.
     /// Run on SIGUSR2 with the open device inherited (`WDTFD=<fd>`).
-    #[serde(default)]
     pub handover_command: Argv,
     /// mlockall(MCL_CURRENT|MCL_FUTURE) before petting.
-    #[serde(default)]
     pub mlock: bool,
     /// SCHED_RR with this priority (1 to 99).
     pub rt_priority: Option<u8>,
+}
+
+impl Decode for Watchdog {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let f = Fields::new(
+            v,
+            "struct Watchdog",
+            &[
+                "device",
+                "timeout",
+                "interval",
+                "max_load1",
+                "max_load5",
+                "max_load15",
+                "min_memory_kb",
+                "pidfiles",
+                "heartbeat_file",
+                "heartbeat_max_age",
+                "rx_interface",
+                "temperature_sensor",
+                "max_temperature",
+                "test_command",
+                "test_timeout",
+                "repair_command",
+                "repair_timeout",
+                "retry_timeout",
+                "max_repairs",
+                "boot_loop_resets",
+                "boot_loop_window",
+                "handover_command",
+                "mlock",
+                "rt_priority",
+            ],
+        )?;
+        Ok(Watchdog {
+            device: f.opt("device")?,
+            timeout: f.req("timeout")?,
+            interval: f.opt("interval")?,
+            max_load1: f.opt("max_load1")?,
+            max_load5: f.opt("max_load5")?,
+            max_load15: f.opt("max_load15")?,
+            min_memory_kb: f.opt("min_memory_kb")?,
+            pidfiles: f.or_default("pidfiles")?,
+            heartbeat_file: f.opt("heartbeat_file")?,
+            heartbeat_max_age: f.opt("heartbeat_max_age")?,
+            rx_interface: f.opt("rx_interface")?,
+            temperature_sensor: f.opt("temperature_sensor")?,
+            max_temperature: f.opt("max_temperature")?,
+            test_command: f.or_default("test_command")?,
+            test_timeout: f.opt("test_timeout")?,
+            repair_command: f.or_default("repair_command")?,
+            repair_timeout: f.opt("repair_timeout")?,
+            retry_timeout: f.opt("retry_timeout")?,
+            max_repairs: f.opt("max_repairs")?,
+            boot_loop_resets: f.opt("boot_loop_resets")?,
+            boot_loop_window: f.opt("boot_loop_window")?,
+            handover_command: f.or_default("handover_command")?,
+            mlock: f.or_default("mlock")?,
+            rt_priority: f.opt("rt_priority")?,
+        })
+    }
 }
 
 impl Watchdog {
