@@ -44,8 +44,11 @@ run() {
         empty) : ;;
     esac
 }
+# The status line without the clause only a netlink load earns (the seal
+# in nasboot's table says it loaded the rules and nothing touched them
+# since: src/firewall/mod.rs, "Loading"); the tool path loads no seal.
 state() {
-    nasboot -c "/etc/bench/$2.toml" status 2>&1 | sed -n 's/^ *firewall: /status: /p' | sed "s/^/$1 state: /"
+    nasboot -c "/etc/bench/$2.toml" status 2>&1 | sed -n 's/^ *firewall: /status: /p' | sed "s/, this profile's, unchanged since nasboot loaded them//; s/^/$1 state: /"
     if command -v nft >/dev/null; then nft list ruleset | sed "s/^/$1 state: /"; fi
     if [ "${1%%-*}" = ipt ]; then iptables-save | grep '^-A' | sed "s/^/$1 state: /"; fi
 }
