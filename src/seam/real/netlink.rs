@@ -102,7 +102,7 @@ impl Rtnl {
         self.receive(seq, |_, _| {})
     }
 
-    /// RTM_GETADDR dump, filtered to one interface.
+    /// RTM_GETADDR dump: every interface's addresses, with its index.
     pub(crate) fn addresses(&mut self) -> io::Result<Vec<(u32, IpNet)>> {
         let mut out = Vec::new();
         self.dump(RTM_GETADDR, &Raw(vec![0; rtnl::IFADDRMSG_LEN]), |kind, payload| {
