@@ -22,7 +22,7 @@ use crate::sys::rtnl::{
 };
 use crate::sys::tc;
 
-use super::nfnl::RECV_BUF;
+use super::RECV_BUF;
 
 // Message types (include/uapi/linux/netlink.h, rtnetlink.h). Only the
 // link, address and route messages are built and parsed, by hand: the

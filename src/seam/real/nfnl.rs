@@ -24,13 +24,7 @@ use netlink_sys::{Socket, SocketAddr};
 use crate::seam::nftables::{CommitError, Nftables, Tables};
 use crate::sys::nftnl::{self as nl, Answer, Order, Reply, Sent, Writer};
 
-/// The receive buffer: one datagram of a dump (the kernel fills up to
-/// about 16 KiB) and the error replies of a large batch fit easily. It is
-/// reserved, never zeroed: only the pages a reply is written to are
-/// touched. (glibc's calloc wrote all 16 pages of a zeroed one; a page a
-/// process touches first is a page fault, some 0.5 ms of guest time on
-/// the emulated 24K.)
-pub(crate) const RECV_BUF: usize = 64 * 1024;
+use super::RECV_BUF;
 
 /// What a request's replies go to: each one's kind (NFT_MSG_*), family,
 /// generation (its low 16 bits) and attributes.
