@@ -97,13 +97,13 @@ pub(crate) struct Observed {
 
 /// Read the current state through the seams (reads only).
 pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
-    Observed {
-        sysctl: sysctl::observe(&sysctl::global::wanted(p), seams),
-        net: net::observe(p, seams),
-        storage: storage::observe(p, seams),
-        nfs: share::observe(p, seams),
-        firewall: firewall::observe(p, seams),
-    }
+    let sysctl = sysctl::observe(&sysctl::global::wanted(p), seams);
+    let net = net::observe(p, seams);
+    let storage = storage::observe(p, seams);
+    let nfs = share::observe(p, seams);
+    // The firewall's hooks look at the links the network's dump listed.
+    let firewall = firewall::observe(p, net.virt.links.as_deref().ok(), seams);
+    Observed { sysctl, net, storage, nfs, firewall }
 }
 
 /// Things the plan wants a human to know (e.g. "nfsd is running, so

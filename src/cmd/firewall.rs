@@ -54,7 +54,7 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
         Ok(l) => l,
         Err(status) => return status,
     };
-    let mut now = firewall::observe(&loaded.profile, seams);
+    let mut now = firewall::observe(&loaded.profile, None, seams);
     if sub == FirewallCommand::Render {
         // The rule set is printed whether or not it is loaded already.
         now.loaded = None;

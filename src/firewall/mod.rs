@@ -141,7 +141,7 @@ use crate::config::firewall::{FlowOffload, Hook, Profile as FwProfile};
 use crate::config::types::IfName;
 use crate::config::Profile;
 use crate::paths;
-use crate::seam::netif::{ARPHRD_ETHER, ARPHRD_LOOPBACK};
+use crate::seam::netif::{LinkInfo, ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::seam::{Cmd, Seams};
 use std::time::Duration;
 
@@ -374,7 +374,9 @@ impl Observed {
     }
 }
 
-pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
+/// `all_links`: every link, where the caller has already asked the kernel
+/// (an RTM_GETLINK dump); None to have them asked here, if they matter.
+pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut Seams<'_>) -> Observed {
     let release = seams.sysctl.get("kernel.osrelease").ok();
     let kernel = release.as_deref().and_then(backend::kernel_version);
     // Absent: ip_tables is not loaded, so it has no tables. Unreadable
@@ -429,7 +431,10 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         }
     }
     let links = (fw.hook == Hook::Auto && fw.ingress_fits() && backend == Backend::Nftables && offer.kernel >= Some(backend::INET_INGRESS))
-        .then(|| links(seams))
+        .then(|| match all_links {
+            Some(all) => Some(links(all)),
+            None => seams.netif.link_infos().ok().map(|all| links(&all)),
+        })
         .flatten();
     let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
     let router = fw.forward && fw.profile != FwProfile::Off;
@@ -519,17 +524,9 @@ impl Modules {
     }
 }
 
-/// Every interface but loopback, with its link type; None if an interface
-/// cannot be read (or went away meanwhile).
-fn links(seams: &mut Seams<'_>) -> Option<Vec<(IfName, u16)>> {
-    let mut out = Vec::new();
-    for name in seams.netif.names().ok()? {
-        let hwtype = seams.netif.link(&name).ok()??.hwtype;
-        if hwtype != ARPHRD_LOOPBACK {
-            out.push((name, hwtype));
-        }
-    }
-    Some(out)
+/// Every interface but loopback, with its link type.
+fn links(all: &[LinkInfo]) -> Vec<(IfName, u16)> {
+    all.iter().filter(|l| l.hwtype != ARPHRD_LOOPBACK).map(|l| (l.name.clone(), l.hwtype)).collect()
 }
 
 /// `hook = "auto"`: whether the ingress hooks filter everything the input

@@ -248,7 +248,7 @@ fn ok(stdout: &str) -> Output {
 
 fn plan_on(b: &mut FakeBoard, section: &str) -> Action {
     let p = profile(section);
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     let mut actions = plan(&p, &now);
     assert_eq!(actions.len(), 1);
     actions.remove(0)
@@ -347,7 +347,7 @@ fn missing_tool_changes_nothing() {
 fn off_without_any_tool_plans_nothing() {
     let mut b = FakeBoard::new();
     let p = profile("profile = \"off\"");
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(plan(&p, &now), Vec::new());
 }
 
@@ -484,13 +484,13 @@ fn off_settles_once_nasboots_rules_are_gone() {
     let mut b = board();
     b.runner.answers.push_back(ok("table inet filter\ntable inet nasboot\n"));
     let p = profile(off);
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(true));
     assert_eq!(plan(&p, &now).len(), 1);
     // Only other tools' tables: nothing to do, no tool runs on apply.
     let mut b = board();
     b.runner.answers.push_back(ok("table inet filter\n"));
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(false));
     assert_eq!(plan(&p, &now), Vec::new());
     // iptables-nft: our chains in the IPv6 table only still count.
@@ -498,12 +498,12 @@ fn off_settles_once_nasboots_rules_are_gone() {
     let mut b = board();
     b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
     b.runner.answers.push_back(ok("*filter\n:INPUT DROP [0:0]\n:nasboot-wan - [0:0]\nCOMMIT\n"));
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(true));
     // A probe that fails: cannot tell, so the "off" rule set is loaded.
     let mut b = board();
     b.runner.answers.push_back(fail("iptables-save: permission denied"));
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, None);
     assert_eq!(plan(&p, &now).len(), 1);
 }
@@ -529,7 +529,7 @@ fn off_asks_only_the_iptables_families_that_have_a_filter_table() {
     // Legacy iptables with no filter table (ip_tables not even loaded for
     // IPv4): nothing of ours can be loaded, and no tool runs at all.
     let mut b = legacy(None, Some("mangle\n"));
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(false));
     assert_eq!(plan(&p, &now), Vec::new());
     assert_eq!(probes(&b), Vec::<String>::new());
@@ -537,7 +537,7 @@ fn off_asks_only_the_iptables_families_that_have_a_filter_table() {
     // chain there counts.
     let mut b = legacy(Some("nat\n"), Some("filter\n"));
     b.runner.answers.push_back(ok("*filter\n:INPUT DROP [0:0]\n:nasboot-wan - [0:0]\nCOMMIT\n"));
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(true));
     assert_eq!(probes(&b), ["run ip6tables-save -t filter"]);
     assert!(now.left4.nat && !now.left4.raw);
@@ -545,7 +545,7 @@ fn off_asks_only_the_iptables_families_that_have_a_filter_table() {
     let mut b = legacy(Some("filter\n"), Some("filter\n"));
     b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
     b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(false));
     assert_eq!(probes(&b), ["run iptables-save -t filter", "run ip6tables-save -t filter"]);
     // The tables cannot be read (not root): both are asked, and their
@@ -555,7 +555,7 @@ fn off_asks_only_the_iptables_families_that_have_a_filter_table() {
     b.runner.programs.remove("nft");
     b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
     b.runner.answers.push_back(fail("ip6tables-save v1.8.9 (legacy): Permission denied (you must be root)"));
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, None);
     assert_eq!(probes(&b), ["run iptables-save -t filter", "run ip6tables-save -t filter"]);
     // Under `--root` the tables read are not the running kernel's: both
@@ -563,13 +563,13 @@ fn off_asks_only_the_iptables_families_that_have_a_filter_table() {
     let mut b = legacy(None, None);
     b.files.relocated = true;
     b.runner.programs.remove("nft");
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(false));
     assert_eq!(probes(&b), ["run iptables-save -t filter", "run ip6tables-save -t filter"]);
     // iptables-nft where nf_tables cannot be asked (qemu-user), nft or
     // not: not known, both asked.
     let mut b = board();
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(false));
     assert_eq!(probes(&b), ["run iptables-save -t filter", "run ip6tables-save -t filter"]);
     // iptables-nft with nf_tables through netlink: the kernel's tables say
@@ -578,7 +578,7 @@ fn off_asks_only_the_iptables_families_that_have_a_filter_table() {
     b.nft.tables.insert((crate::sys::nftnl::NFPROTO_IPV4, "filter".into()), Vec::new());
     b.nft.tables.insert((crate::sys::nftnl::NFPROTO_INET, "fw4".into()), Vec::new());
     b.runner.answers.push_back(ok("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"));
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.ours_loaded, Some(false));
     assert_eq!(probes(&b), ["run iptables-save -t filter"]);
     // status asks the same way.
@@ -595,6 +595,11 @@ fn auto_hook(section: &str, release: &str, links: &[(&str, u16)]) -> &'static st
         b.netif.add(name, i as u32 + 2).state.hwtype = *hw;
     }
     let a = plan_on(&mut b, section);
+    // The links a caller has dumped already (plan::observe passes the
+    // network's dump) give what the firewall's own dump gives.
+    let p = profile(section);
+    let all = crate::seam::netif::Netif::link_infos(&mut b.netif).unwrap();
+    assert_eq!(observe(&p, Some(&all), &mut b.seams()).links, observe(&p, None, &mut b.seams()).links);
     let Action::Load { rules, .. } = &a;
     let ingress = rules.text.contains("type filter hook ingress device \"eth0\"");
     let input = rules.text.contains("type filter hook input");
@@ -696,7 +701,7 @@ fn a_router_gets_the_flowtable_where_the_kernel_has_it_and_forwards_only_once_lo
     let mut b = router_board(true);
     b.nft.refused = None;
     let p = profile(ROUTER);
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.flowtable, Some(true));
     assert!(notes(&p, &now).is_empty());
     let a = plan(&p, &now).remove(0);
@@ -718,13 +723,13 @@ fn a_router_gets_the_flowtable_where_the_kernel_has_it_and_forwards_only_once_lo
     assert!(b.nft.tables.contains_key(&(crate::sys::nftnl::NFPROTO_INET, "nasboot".into())));
     // Re-planned on a router that forwards already, its rule set loaded
     // as nasboot left it: nothing to do.
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert!(now.loaded.is_some());
     assert_eq!(plan(&p, &now), []);
     // With the rule set changed by someone else (a commit): loaded again,
     // and the sysctls, right already, are left.
     b.nft.generation += 1;
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     let Action::Load { then, .. } = plan(&p, &now).remove(0);
     assert!(then.is_empty());
 }
@@ -744,7 +749,7 @@ fn a_rejected_router_rule_set_never_turns_forwarding_on() {
 fn a_kernel_without_the_flowtable_gets_plain_forwarding_and_a_note() {
     let mut b = router_board(false);
     let p = profile(ROUTER);
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.flowtable, Some(false));
     let n = notes(&p, &now);
     assert!(n.len() == 1 && n[0].contains("no nft_flow_offload"), "{n:?}");
@@ -755,7 +760,7 @@ fn a_kernel_without_the_flowtable_gets_plain_forwarding_and_a_note() {
     // iptables: no flowtable at all, said so.
     let p = profile(&ROUTER.replace("forward = true\n", "forward = true\nbackend = \"iptables\"\n"));
     let mut b = router_board(true);
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.flowtable, None, "not even asked");
     assert!(notes(&p, &now)[0].contains("iptables has no flowtable"));
 }
@@ -781,7 +786,7 @@ fn a_kernel_without_nat_is_named_in_the_plan() {
     let mut b = router_board(true);
     b.files.files.remove(std::path::Path::new("/sys/module/nf_nat"));
     let p = profile(ROUTER);
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.nat, Some(false));
     assert!(notes(&p, &now).iter().any(|n| n.contains("no NAT (nf_nat)")), "{:?}", notes(&p, &now));
     // nft refuses the nat table: the fallback, which forwards nothing.
@@ -1024,7 +1029,7 @@ fn a_kernel_without_the_flowtable_gets_the_rule_set_without_it() {
     b.files.relocated = true;
     b.nft.missing_expr = Some(("flow_offload", nix::libc::ENOENT));
     let p = profile(ROUTER);
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     assert_eq!(now.flowtable, None);
     let a = plan(&p, &now).remove(0);
     let Action::Load { instead, .. } = &a;
@@ -1073,7 +1078,7 @@ fn apply_then_plan(b: &mut FakeBoard, section: &str) -> Vec<Action> {
     let a = plan_on(b, section);
     super::apply(&a, &mut b.seams()).unwrap();
     let p = profile(section);
-    let now = observe(&p, &mut b.seams());
+    let now = observe(&p, None, &mut b.seams());
     plan(&p, &now)
 }
 
@@ -1105,12 +1110,12 @@ fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
     assert_eq!(apply_then_plan(&mut b, ingress), []);
     b.nft.generation += 1;
     let p = profile(ingress);
-    assert_eq!(plan(&p, &observe(&p, &mut b.seams())).len(), 1);
+    assert_eq!(plan(&p, &observe(&p, None, &mut b.seams())).len(), 1);
     // Another rule set.
     let mut b = native_board();
     assert_eq!(apply_then_plan(&mut b, ingress), []);
     let p = profile("hook = \"ingress\"\nwan_services = [\"ssh\"]");
-    assert_eq!(plan(&p, &observe(&p, &mut b.seams())).len(), 1);
+    assert_eq!(plan(&p, &observe(&p, None, &mut b.seams())).len(), 1);
     // The WAN device went away: Linux 6.1 deletes a chain with its last
     // device, without a commit.
     let mut b = native_board();
@@ -1118,7 +1123,7 @@ fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
     let at = wan_chain(&b);
     b.nft.tables.get_mut(&(crate::sys::nftnl::NFPROTO_INET, "nasboot".to_string())).unwrap().remove(at);
     let p = profile(ingress);
-    assert_eq!(plan(&p, &observe(&p, &mut b.seams())).len(), 1);
+    assert_eq!(plan(&p, &observe(&p, None, &mut b.seams())).len(), 1);
     // A table without nasboot's seal (loaded by nft, or by an older
     // nasboot), or with a damaged one.
     for udata in [&[][..], &[b'n', 3, 1, 2, 3][..], &[b'n', 200][..]] {
@@ -1134,7 +1139,7 @@ fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
         let msg = w.finish().bytes;
         b.nft.table_attrs.insert(id, msg[crate::sys::nftnl::NLMSG_HDRLEN + crate::sys::nftnl::NFGENMSG_LEN..].to_vec());
         let p = profile(ingress);
-        assert_eq!(plan(&p, &observe(&p, &mut b.seams())).len(), 1, "{udata:?}");
+        assert_eq!(plan(&p, &observe(&p, None, &mut b.seams())).len(), 1, "{udata:?}");
     }
     // With a router's forwarding turned off meanwhile: the load, then the
     // sysctls (they come with the load).
@@ -1143,7 +1148,7 @@ fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
     assert_eq!(apply_then_plan(&mut b, ROUTER), []);
     b.sysctl.values.insert("net.ipv4.ip_forward".into(), "0".into());
     let p = profile(ROUTER);
-    let Action::Load { then, .. } = plan(&p, &observe(&p, &mut b.seams())).remove(0);
+    let Action::Load { then, .. } = plan(&p, &observe(&p, None, &mut b.seams())).remove(0);
     assert_eq!(then.len(), 1);
 }
 

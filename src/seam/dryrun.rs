@@ -148,9 +148,6 @@ impl Netif for DryRunNetif {
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
         self.real.link(name)
     }
-    fn names(&mut self) -> io::Result<Vec<IfName>> {
-        self.real.names()
-    }
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
         say(format_args!("set {name} {}", if up { "up" } else { "down" }));
         Ok(())

@@ -356,6 +356,7 @@ impl FakeNetif {
                 index: l.state.index,
                 name: name.parse().expect("fake link names are valid"),
                 kind: l.kind.clone().unwrap_or(Kind::Device),
+                hwtype: l.state.hwtype,
                 up: l.state.up,
                 master: l.master,
                 alias: l.alias.clone(),
@@ -572,9 +573,6 @@ impl Netif for FakeNetif {
     }
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
         Ok(self.links.get(name.as_str()).map(|l| l.state.clone()))
-    }
-    fn names(&mut self) -> io::Result<Vec<IfName>> {
-        Ok(self.links.keys().map(|k| k.parse().expect("fake link names are valid")).collect())
     }
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
         let link = self.get(name)?;

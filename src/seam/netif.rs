@@ -77,6 +77,8 @@ pub struct LinkInfo {
     pub index: u32,
     pub name: IfName,
     pub kind: Kind,
+    /// The link type (ifi_type: ARPHRD_*).
+    pub hwtype: u16,
     /// IFF_UP (ifi_flags).
     pub up: bool,
     /// The bridge (or bond) it is a port of (IFLA_MASTER).
@@ -223,8 +225,6 @@ impl fmt::Display for TcOp {
 pub trait Netif {
     /// The link's state; `Ok(None)` when there is no such interface.
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>>;
-    /// Every interface's name, loopback included (/proc/net/dev).
-    fn names(&mut self) -> io::Result<Vec<IfName>>;
     /// Set the administrative state (SIOCSIFFLAGS, IFF_UP).
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()>;
     /// Set promiscuous mode (SIOCSIFFLAGS, IFF_PROMISC).

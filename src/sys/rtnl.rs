@@ -76,6 +76,11 @@ pub(crate) fn ifinfomsg_index(payload: &[u8]) -> Option<u32> {
     payload.get(4..8).and_then(u32_value)
 }
 
+/// The link type (ARPHRD_*, host order) of an ifinfomsg payload.
+pub(crate) fn ifinfomsg_type(payload: &[u8]) -> Option<u16> {
+    payload.get(2..4).map(|b| u16::from_ne_bytes([b[0], b[1]]))
+}
+
 /// The interface flags (IFF_*) of an ifinfomsg payload.
 pub(crate) fn ifinfomsg_flags(payload: &[u8]) -> Option<u32> {
     payload.get(8..12).and_then(u32_value)

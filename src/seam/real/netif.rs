@@ -129,12 +129,6 @@ impl RealNetif {
     }
 }
 
-/// The interface names in /proc/net/dev: two header lines, then one
-/// `NAME: counters` line per interface of the network namespace.
-pub(crate) fn proc_net_dev_names(text: &str) -> Vec<IfName> {
-    text.lines().skip(2).filter_map(|l| l.split(':').next()?.trim().parse().ok()).collect()
-}
-
 impl Netif for RealNetif {
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
         let flags = match self.flags(name) {
@@ -159,12 +153,6 @@ impl Netif for RealNetif {
             *dst = *src as u8;
         }
         Ok(Some(state))
-    }
-
-    fn names(&mut self) -> io::Result<Vec<IfName>> {
-        // /proc/net/dev rather than if_nameindex(3), whose netlink code in
-        // the static libc costs 8 KiB.
-        Ok(proc_net_dev_names(&String::from_utf8_lossy(&super::files::read(std::path::Path::new("/proc/net/dev"))?)))
     }
 
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
@@ -297,15 +285,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_from_proc_net_dev() {
-        let text = "Inter-|   Receive                            |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n    lo:     100       1    0    0    0     0          0         0      100       1    0    0    0     0       0          0\n  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\neth0.2:0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
-        let names: Vec<String> = proc_net_dev_names(text).iter().map(|n| n.to_string()).collect();
-        assert_eq!(names, ["lo", "eth0", "eth0.2"]);
-    }
-
-    #[test]
-    fn names_include_loopback_of_this_namespace() {
-        let names = RealNetif::new().names().unwrap();
-        assert!(names.iter().any(|n| n.as_str() == "lo"), "{names:?}");
+    fn the_link_dump_has_loopback_with_its_type() {
+        let links = RealNetif::new().link_infos().unwrap();
+        let lo = links.iter().find(|l| l.name.as_str() == "lo").expect("lo in every namespace");
+        assert_eq!((lo.index, lo.hwtype), (1, crate::seam::netif::ARPHRD_LOOPBACK), "{links:?}");
     }
 }

@@ -287,7 +287,8 @@ fn link_info(payload: &[u8]) -> Option<LinkInfo> {
         *l = link;
     }
     let up = rtnl::ifinfomsg_flags(payload).is_some_and(|f| f & rtnl::IFF_UP != 0);
-    Some(LinkInfo { index, name: name?, kind, up, master, alias })
+    let hwtype = rtnl::ifinfomsg_type(payload)?;
+    Some(LinkInfo { index, name: name?, kind, hwtype, up, master, alias })
 }
 
 fn link_kind(info: &[u8]) -> Kind {
