@@ -274,12 +274,10 @@ pub(crate) fn load_emergency(backend: Backend, ipv6: bool, via: Via, seams: &mut
 /// from what the board offers (as `auto` would) and load the emergency
 /// rule set (see the module documentation of `firewall`).
 pub(crate) fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, Error> {
-    let offer = super::backend::Offer {
-        kernel: seams.sysctl.get("kernel.osrelease").ok().and_then(|r| super::backend::kernel_version(&r)),
-        nft: seams.runner.which("nft").is_some(),
-        netlink: seams.nft.tables().err().map(|e| e.raw_os_error().unwrap_or(nix::libc::EIO)),
-        iptables_restore: seams.runner.which("iptables-restore").is_some(),
-    };
+    use crate::config::firewall::{Backend as B, Loader};
+    let kernel = seams.sysctl.get("kernel.osrelease").ok().and_then(|r| super::backend::kernel_version(&r));
+    let netlink = seams.nft.tables().err().map(|e| e.raw_os_error().unwrap_or(nix::libc::EIO));
+    let offer = super::backend::offer(kernel, netlink, B::Auto, Loader::Auto, |tool| seams.runner.which(tool).is_some());
     let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
     let via = super::backend::via(crate::config::firewall::Loader::Auto, offer);
     load_emergency(super::backend::auto(offer), ipv6, via, seams)

@@ -400,12 +400,7 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
             Err(e) => (None, Some(e.raw_os_error().unwrap_or(nix::libc::EIO))),
         },
     };
-    let offer = backend::Offer {
-        kernel,
-        nft: seams.runner.which("nft").is_some(),
-        netlink,
-        iptables_restore: seams.runner.which("iptables-restore").is_some(),
-    };
+    let offer = backend::offer(kernel, netlink, fw.backend, fw.loader, |tool| seams.runner.which(tool).is_some());
     let backend = backend::choose(fw.backend, offer);
     let mut tables_complete = backend == Backend::Iptables && known4 && known6 && (legacy || iptables_legacy(seams));
     if backend == Backend::Iptables && !tables_complete {
