@@ -233,6 +233,9 @@ done
 #             (nasboot's own share of a boot; the watchdog opened and
 #             closed)
 #   exportfs  `exportfs -ra` of the export table nasboot wrote (the NAS)
+#   plan-before, apply-before
+#             the same with /usr/local/bin/nasboot-before, where
+#             bench-boot --before put another build
 # and, from each timed run's end, "bench-cpu: VARIANT udhcpc TICKS": the
 # DHCP client's CPU time (itself and its event script's forks, in
 # USER_HZ ticks) while it ran beside the boot.
@@ -261,6 +264,11 @@ if [ "${PARTS:-0}" -gt 0 ]; then
             part "$v" check nasboot -q -c "$prof" check
             part "$v" plan nasboot -q -c "$prof" plan
             part "$v" apply nasboot -q -c "$prof" apply
+            if [ -e /usr/local/bin/nasboot-before ]; then
+                chmod +x /usr/local/bin/nasboot-before
+                part "$v" plan-before nasboot-before -q -c "$prof" plan
+                part "$v" apply-before nasboot-before -q -c "$prof" apply
+            fi
             if [ "$v" = nasboot-nas ] && [ "$NFS" = 1 ]; then part "$v" exportfs exportfs -ra; fi
             r=$((r + 1))
         done
