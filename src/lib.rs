@@ -345,6 +345,7 @@ pub use cmd::{dispatch, Io};
 pub use exit::Status;
 pub use firewall::load::ignore_hangup;
 pub use logger::init as init_logger;
+pub use logger::Lines;
 pub use seam::dryrun::{DryRunFiles, DryRunNetif, DryRunNftables, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};
 pub use seam::real::{
     files::RealFiles, netif::RealNetif, nfnl::RealNftables, runner::RealRunner, sysctl::RealSysctl, watchdog::RealWatchdogPort, Root,

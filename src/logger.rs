@@ -54,12 +54,89 @@ pub(crate) fn write_record<W: Write>(w: &mut W, record: &log::Record<'_>) {
     }
 }
 
+/// A writer that sends each line to `W` in one write: bytes are kept
+/// until a newline (or until `LINE` bytes are held), then written whole.
+/// For standard error, whose messages are written in pieces by their
+/// `Display`; std's `LineWriter` would do the same for 4 KiB more code.
+/// What is held at drop is written then.
+pub struct Lines<W: Write> {
+    inner: W,
+    held: heapless::Vec<u8, LINE>,
+}
+
+impl<W: Write> Lines<W> {
+    pub fn new(inner: W) -> Self {
+        Lines { inner, held: heapless::Vec::new() }
+    }
+
+    fn write_held(&mut self) -> io::Result<()> {
+        let r = self.inner.write_all(&self.held);
+        self.held.clear();
+        r
+    }
+}
+
+impl<W: Write> Write for Lines<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        for &b in buf {
+            if self.held.push(b).is_err() {
+                self.write_held()?; // a line longer than LINE: in pieces
+                let _ = self.held.push(b);
+            }
+            if b == b'\n' {
+                self.write_held()?;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.held.is_empty() {
+            self.write_held()?;
+        }
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Lines<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn record(level: log::Level, args: std::fmt::Arguments<'_>, f: impl FnOnce(&log::Record<'_>)) {
         f(&log::Record::builder().level(level).target("nasboot::watchdog").args(args).build());
+    }
+
+    /// Records each write(2) it is given.
+    struct Writes(Vec<Vec<u8>>);
+    impl Write for Writes {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn lines_go_out_whole_one_write_each() {
+        let mut w = Writes(Vec::new());
+        {
+            let mut lines = Lines::new(&mut w);
+            write!(lines, "nasboot: {}:{}: {}\n", "p.toml", 3, "bad").unwrap();
+            write!(lines, "a\nb").unwrap();
+            lines.write_all(&[b'x'; LINE + 1]).unwrap();
+            lines.write_all(b"\nend").unwrap();
+        }
+        let got: Vec<String> = w.0.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
+        let long = format!("b{}", "x".repeat(LINE - 1));
+        assert_eq!(got, ["nasboot: p.toml:3: bad\n", "a\n", &long, "xx\n", "end"]);
     }
 
     #[test]

@@ -137,10 +137,10 @@ fn run(args: Vec<std::ffi::OsString>) -> u8 {
     let stdout = io::stdout();
     let stderr = io::stderr();
     let mut out = stdout.lock();
-    // A message is written in pieces (its Display's); buffered to its
-    // newline, each line goes out in one write(2), as the logger's do, so
-    // lines from several processes sharing a log do not interleave.
-    let mut err = io::LineWriter::with_capacity(512, stderr.lock());
+    // A message is written in pieces (its Display's); held to its newline,
+    // each line goes out in one write(2), as the logger's do, so lines
+    // from several processes sharing a log do not interleave.
+    let mut err = nasboot::Lines::new(stderr.lock());
     let mut io = Io { out: &mut out, err: &mut err };
     let status = if cli.dry_run {
         let mut files = DryRunFiles::new(root.clone());
