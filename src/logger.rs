@@ -129,7 +129,8 @@ mod tests {
         let mut w = Writes(Vec::new());
         {
             let mut lines = Lines::new(&mut w);
-            write!(lines, "nasboot: {}:{}: {}\n", "p.toml", 3, "bad").unwrap();
+            let (file, line) = ("p.toml", 3);
+            writeln!(lines, "nasboot: {file}:{line}: bad").unwrap();
             write!(lines, "a\nb").unwrap();
             lines.write_all(&[b'x'; LINE + 1]).unwrap();
             lines.write_all(b"\nend").unwrap();
