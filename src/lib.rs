@@ -328,6 +328,7 @@ mod firewall;
 #[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod heap;
 mod logger;
 mod net;
 mod paths;
@@ -344,6 +345,7 @@ pub use cli::{parse as parse_args, Cli};
 pub use cmd::{dispatch, Io};
 pub use exit::Status;
 pub use firewall::load::ignore_hangup;
+pub use heap::Heap;
 pub use logger::init as init_logger;
 pub use logger::Lines;
 pub use seam::dryrun::{DryRunFiles, DryRunNetif, DryRunNftables, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};

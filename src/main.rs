@@ -22,6 +22,11 @@ use nasboot::{DryRunFiles, DryRunNetif, DryRunNftables, DryRunRunner, DryRunSysc
 use nasboot::{Io, Seams, Status};
 use nasboot::{RealFiles, RealNetif, RealNftables, RealRunner, RealSysctl, RealWatchdogPort, Root};
 
+/// Size classes that are kept, not given back to the kernel at each free
+/// (src/heap.rs).
+#[global_allocator]
+static HEAP: nasboot::Heap = nasboot::Heap::new();
+
 #[no_mangle]
 pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     standard_fds_open();
