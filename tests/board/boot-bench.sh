@@ -266,8 +266,8 @@ if [ "${PARTS:-0}" -gt 0 ]; then
             part "$v" apply nasboot -q -c "$prof" apply
             if [ -e /usr/local/bin/nasboot-before ]; then
                 chmod +x /usr/local/bin/nasboot-before
-                part "$v" plan-before nasboot-before -q -c "$prof" plan
-                part "$v" apply-before nasboot-before -q -c "$prof" apply
+                part "$v" plan-before /usr/local/bin/nasboot-before -q -c "$prof" plan
+                part "$v" apply-before /usr/local/bin/nasboot-before -q -c "$prof" apply
             fi
             if [ "$v" = nasboot-nas ] && [ "$NFS" = 1 ]; then part "$v" exportfs exportfs -ra; fi
             r=$((r + 1))
