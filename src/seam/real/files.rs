@@ -50,7 +50,33 @@ pub(crate) fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
         buf.reserve(1024);
     }
     // `Take` hides the file, so `read_to_end` does not stat it.
-    fs::File::open(path)?.take(u64::MAX).read_to_end(buf).map(drop)
+    open_read(path)?.take(u64::MAX).read_to_end(buf).map(drop)
+}
+
+/// Open `path` for reading in one system call. musl's open(3) follows
+/// every O_CLOEXEC open with fcntl(F_SETFD), for kernels before 2.6.23
+/// that ignored the flag: a second system call for each of the 30 or so
+/// files an observation reads. Here the flag goes to openat(2) alone. On
+/// such a kernel the descriptor lacks close-on-exec until `read_into`
+/// closes it a few reads later, and nasboot starts no process meanwhile
+/// (its other threads, the runner's pipe readers, only read).
+fn open_read(path: &Path) -> io::Result<fs::File> {
+    use nix::libc;
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let mut c = [0u8; 256];
+    if bytes.len() >= c.len() || bytes.contains(&0) {
+        return fs::File::open(path); // std's own checks and messages
+    }
+    c[..bytes.len()].copy_from_slice(bytes);
+    // SAFETY: `c` is NUL-terminated; openat(2) reads only the path.
+    let fd = unsafe { libc::syscall(libc::SYS_openat, libc::AT_FDCWD, c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | libc::O_LARGEFILE) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened, owned by nothing else.
+    Ok(unsafe { fs::File::from_raw_fd(fd as libc::c_int) })
 }
 
 /// `read_into` a new buffer.
@@ -179,6 +205,16 @@ mod tests {
         read_into(Path::new("/proc/self/comm"), &mut buf).unwrap();
         assert!(!buf.starts_with(b"old") && buf.ends_with(b"\n"));
         assert_eq!(read(&d.join("absent")).unwrap_err().kind(), io::ErrorKind::NotFound);
+        // Close-on-exec, as std's opens are.
+        let f = open_read(&d.join("f1")).unwrap();
+        // SAFETY: F_GETFD on a descriptor this test owns.
+        let flags = unsafe { nix::libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&f), nix::libc::F_GETFD) };
+        assert_eq!(flags & nix::libc::FD_CLOEXEC, nix::libc::FD_CLOEXEC);
+        // A path too long for the stack copy goes through std's open.
+        let long = d.join("x".repeat(250));
+        fs::write(&long, b"z").unwrap();
+        assert!(long.as_os_str().len() > 256);
+        assert_eq!(read(&long).unwrap(), b"z");
         fs::remove_dir_all(&d).unwrap();
     }
 
