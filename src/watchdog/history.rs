@@ -231,21 +231,31 @@ pub(crate) fn boot_id(files: &mut dyn Files) -> String {
         .unwrap_or_default()
 }
 
-pub(crate) fn load(files: &mut dyn Files) -> History {
-    files.read(Path::new(paths::RESET_HISTORY)).map(|b| History::parse(&String::from_utf8_lossy(&b))).unwrap_or_default()
+/// The history and the file's bytes as read (None: unreadable or absent).
+fn load(files: &mut dyn Files) -> (History, Option<Vec<u8>>) {
+    let text = files.read(Path::new(paths::RESET_HISTORY)).ok();
+    let h = text.as_deref().map(|b| History::parse(&String::from_utf8_lossy(b))).unwrap_or_default();
+    (h, text)
 }
 
-pub(crate) fn save(files: &mut dyn Files, h: &History) {
-    if let Err(e) = files.replace(Path::new(paths::RESET_HISTORY), h.render().as_bytes()) {
+/// Write the history unless the file already holds it: a settled board's
+/// every `apply` finds this boot recorded, and `replace` would read the
+/// file a second time only to find it unchanged.
+fn save(files: &mut dyn Files, h: &History, read: Option<&[u8]>) {
+    let text = h.render();
+    if read == Some(text.as_bytes()) {
+        return;
+    }
+    if let Err(e) = files.replace(Path::new(paths::RESET_HISTORY), text.as_bytes()) {
         log::warn!("{}: cannot record the reset history: {e}", paths::RESET_HISTORY);
     }
 }
 
 /// Update one field of this boot's entry in the file.
 pub(crate) fn update(files: &mut dyn Files, f: impl FnOnce(&mut History)) {
-    let mut h = load(files);
+    let (mut h, read) = load(files);
     f(&mut h);
-    save(files, &h);
+    save(files, &h, read.as_deref());
 }
 
 /// The profile to run with: the profile, or the safe profile in a boot loop.
@@ -262,11 +272,11 @@ pub(crate) fn prepare(p: Profile, files: &mut dyn Files, now: u64) -> Prepared {
     if p.watchdog.is_none() {
         return Prepared { profile: p, safe: false };
     }
-    let mut h = load(files);
+    let (mut h, read) = load(files);
     let id = boot_id(files);
     let id = if id.is_empty() { now.to_string() } else { id };
     h.begin(&id, now);
-    save(files, &h);
+    save(files, &h, read.as_deref());
     match boot_loop(&p, &h, now) {
         Some(n) => {
             log::error!(
