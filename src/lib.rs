@@ -353,6 +353,7 @@ pub use seam::real::{
     files::RealFiles, netif::RealNetif, nfnl::RealNftables, runner::RealRunner, sysctl::RealSysctl, watchdog::RealWatchdogPort, Root,
 };
 pub use seam::Seams;
+pub use sys::kernel_release;
 /// embedded-hal 0.2's watchdog traits for the Linux watchdog device.
 #[cfg(feature = "embedded-hal")]
 pub use watchdog::hal;

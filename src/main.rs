@@ -89,14 +89,7 @@ const KERNEL_FLOOR: (u32, u32, u32) = if cfg!(not(target_env = "musl")) {
 /// The kernel's release when it is older than `KERNEL_FLOOR`, so that an
 /// old board gets a message instead of a failure deep in some step.
 fn kernel_below_floor() -> Option<String> {
-    // SAFETY: all-zero is a valid utsname, which uname(2) fills.
-    let mut u: nix::libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid, writable utsname.
-    if unsafe { nix::libc::uname(&mut u) } != 0 {
-        return None;
-    }
-    // SAFETY: uname(2) NUL-terminates the release.
-    let release = unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) }.to_string_lossy().into_owned();
+    let release = nasboot::kernel_release()?;
     let mut parts = release.split(|c: char| !c.is_ascii_digit());
     let major = parts.next()?.parse::<u32>().ok()?; // not a version: no verdict
     let mut next = || parts.next().and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);

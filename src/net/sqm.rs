@@ -132,8 +132,8 @@ pub(crate) fn observe(p: &Profile, links: &[LinkInfo], seams: &mut Seams<'_>) ->
 /// only when modules.builtin could be read and neither list names it.
 fn modules(seams: &mut Seams<'_>, need: [bool; 7]) -> [Has; 7] {
     let mut out = [Has::Unknown; 7];
-    let release = seams.files.read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
-    let dir = format!("/lib/modules/{}", String::from_utf8_lossy(&release).trim());
+    let release = seams.sysctl.get("kernel.osrelease").unwrap_or_default();
+    let dir = format!("/lib/modules/{}", release.trim());
     let mut lists: Option<(bool, Vec<u8>)> = None;
     for (i, m) in MODULES.iter().enumerate().filter(|(i, _)| need[*i]) {
         let sub = if *m == "ifb" { "drivers/net" } else { "net/sched" };

@@ -21,6 +21,18 @@ pub(crate) mod tc;
 pub(crate) mod time;
 pub(crate) mod watchdog;
 
+/// The running kernel's release (uname(2)'s `release`: "6.1.0-50-4kc-malta").
+pub fn kernel_release() -> Option<String> {
+    // SAFETY: all-zero is a valid utsname, which uname(2) fills.
+    let mut u: nix::libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { nix::libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    // SAFETY: uname(2) NUL-terminates the release within its field.
+    Some(unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) }.to_string_lossy().into_owned())
+}
+
 /// Whether a process runs, from its /proc/PID/stat ("PID (COMM) STATE
 /// ...", proc(5)): there, and its state not Z. A zombie keeps its /proc
 /// entry until its parent reaps it, and `nasboot run` reaps none of the

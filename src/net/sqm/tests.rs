@@ -25,7 +25,7 @@ fn board() -> FakeBoard {
     let l = b.netif.add("eth1", 3);
     l.state.up = true;
     l.nic.link = Some(LinkSettings { speed: 100, ..LinkSettings::default() });
-    b.files.files.insert("/proc/sys/kernel/osrelease".into(), b"6.1.0\n".to_vec());
+    b.sysctl.values.insert("kernel.osrelease".into(), "6.1.0\n".into());
     let dep = "kernel/net/sched/sch_cake.ko:\nkernel/net/sched/sch_fq_codel.ko:\nkernel/net/sched/sch_htb.ko:\n\
                kernel/drivers/net/ifb.ko:\nkernel/net/sched/act_mirred.ko:\nkernel/net/sched/cls_u32.ko:\n\
                kernel/net/sched/sch_ingress.ko:\n";
@@ -195,7 +195,7 @@ fn modules_are_found_where_distributions_install_them() {
     // built in (modules.builtin), OpenWrt's flat directory for ifb.
     let mut b = FakeBoard::new();
     b.netif.add("eth1", 3).state.up = true;
-    b.files.files.insert("/proc/sys/kernel/osrelease".into(), b"6.12.0\n".to_vec());
+    b.sysctl.values.insert("kernel.osrelease".into(), "6.12.0\n".into());
     let m = "/lib/modules/6.12.0";
     for f in ["kernel/net/sched/sch_cake.ko.xz", "kernel/net/sched/act_mirred.ko.zst", "kernel/net/sched/cls_u32.ko", "ifb.ko"] {
         b.files.files.insert(format!("{m}/{f}").into(), Vec::new());
