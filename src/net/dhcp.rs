@@ -63,7 +63,9 @@ impl fmt::Display for Action {
     }
 }
 
-/// The client found, and whether one already runs for the interface.
+/// Whether a client already runs for the interface, and if none does,
+/// the client found on PATH to start (looked for only then: a statx per
+/// PATH directory until found).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Observed {
     pub program: Option<String>,
@@ -75,12 +77,15 @@ pub(crate) fn observe(iface: &Interface, seams: &mut Seams<'_>) -> Observed {
         return Observed::default();
     }
     let name = iface.name.get_ref();
-    let program = CLIENTS.iter().find_map(|c| seams.runner.which(c)).map(|p: PathBuf| p.display().to_string());
     let running = CLIENTS.iter().any(|c| {
         let Ok(bytes) = seams.files.read(std::path::Path::new(&pidfile(c, name))) else { return false };
         let pid = String::from_utf8_lossy(&bytes).trim().to_string();
         !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && alive(&pid, seams)
     });
+    if running {
+        return Observed { program: None, running };
+    }
+    let program = CLIENTS.iter().find_map(|c| seams.runner.which(c)).map(|p: PathBuf| p.display().to_string());
     Observed { program, running }
 }
 

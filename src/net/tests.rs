@@ -333,6 +333,9 @@ fn dhcp_starts_a_client_once() {
     b.files.files.insert("/run/udhcpc.eth0.pid".into(), b"4242\n".to_vec());
     b.files.files.insert("/proc/4242/stat".into(), b"4242 (udhcpc) S 1 4242 4242 0 -1".to_vec());
     assert!(plan_lines(&p, &mut b).0.is_empty());
+    // One runs: no client is looked for on PATH.
+    let iface = p.interface.iter().next().unwrap();
+    assert_eq!(super::dhcp::observe(iface, &mut b.seams()), super::dhcp::Observed { program: None, running: true });
     // A client that died under `nasboot run` is its zombie: started again.
     b.files.files.insert("/proc/4242/stat".into(), b"4242 (udh) c) Z 77 4242 4242 0 -1".to_vec());
     assert_eq!(plan_lines(&p, &mut b).0, ["eth0: start DHCP: /usr/sbin/udhcpc -i eth0 -f -p /run/udhcpc.eth0.pid"]);
