@@ -435,7 +435,7 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
     let router = fw.forward && fw.profile != FwProfile::Off;
     let (mut flowtable, mut nat) = (None, None);
     if router {
-        let modules = Modules::read(seams, release.as_deref());
+        let mut modules = Modules::new(release.as_deref());
         if fw.flow_offload == FlowOffload::Auto && backend == Backend::Nftables {
             flowtable = modules.has(seams, "nft_flow_offload");
         }
@@ -485,33 +485,44 @@ pub(crate) const FORWARD_V4: &str = "net.ipv4.ip_forward";
 pub(crate) const FORWARD_V6: &str = "net.ipv6.conf.all.forwarding";
 
 /// The running kernel's modules, asked for a router's netfilter modules:
-/// its /lib/modules directory and modules.builtin, read once.
-struct Modules {
-    /// None when there is no /lib/modules directory for this kernel.
-    dir: Option<String>,
-    builtin: String,
+/// its /lib/modules directory and modules.builtin, read once, and only
+/// for a module that is not loaded (on a board whose rule set is in
+/// force, every one is: /sys/module answers).
+struct Modules<'r> {
+    release: Option<&'r str>,
+    /// The /lib/modules directory for this kernel (None: there is none)
+    /// and its modules.builtin, once read.
+    lists: Option<(Option<String>, String)>,
 }
 
-impl Modules {
-    fn read(seams: &mut Seams<'_>, release: Option<&str>) -> Modules {
+impl<'r> Modules<'r> {
+    fn new(release: Option<&'r str>) -> Self {
+        Modules { release, lists: None }
+    }
+
+    fn lists(&mut self, seams: &mut Seams<'_>) -> &(Option<String>, String) {
         use std::path::Path;
-        let dir = release.map(|r| format!("{}/{}", paths::LIB_MODULES, r.trim())).filter(|d| seams.files.exists(Path::new(d)));
-        let builtin = dir.as_ref().and_then(|d| seams.files.read(Path::new(&format!("{d}/modules.builtin"))).ok()).unwrap_or_default();
-        Modules { dir, builtin: String::from_utf8_lossy(&builtin).into_owned() }
+        let release = self.release;
+        self.lists.get_or_insert_with(|| {
+            let dir = release.map(|r| format!("{}/{}", paths::LIB_MODULES, r.trim())).filter(|d| seams.files.exists(Path::new(d)));
+            let builtin = dir.as_ref().and_then(|d| seams.files.read(Path::new(&format!("{d}/modules.builtin"))).ok()).unwrap_or_default();
+            (dir, String::from_utf8_lossy(&builtin).into_owned())
+        })
     }
 
     /// Whether netfilter module `name` is there: loaded, or built in with
     /// a /sys/module entry; built in per modules.builtin; or a module file
     /// where Debian (kernel/net/netfilter/) or OpenWrt (flat) installs it.
     /// None when there is no /lib/modules directory to ask.
-    fn has(&self, seams: &mut Seams<'_>, name: &str) -> Option<bool> {
+    fn has(&mut self, seams: &mut Seams<'_>, name: &str) -> Option<bool> {
         use std::path::Path;
         if seams.files.exists(Path::new(&format!("{}/{name}", paths::SYS_MODULE))) {
             return Some(true);
         }
-        let dir = self.dir.as_ref()?;
+        let (dir, builtin) = self.lists(seams);
+        let dir = dir.as_ref()?;
         let ko = format!("/{name}.ko");
-        if self.builtin.lines().any(|l| l.ends_with(&ko)) {
+        if builtin.lines().any(|l| l.ends_with(&ko)) {
             return Some(true);
         }
         let files = [format!("{dir}/kernel/net/netfilter{ko}"), format!("{dir}{ko}")];
