@@ -19,6 +19,12 @@
 //! allocator (musl's; glibc's on SPARC), as everything did before.
 //! Thread-safe behind a spin lock: nasboot's only threads are the
 //! runner's pipe readers, which allocate little.
+//!
+//! The watchdog daemon, which lives on, gives back what its start left
+//! free ([`trim`], from src/watchdog/memory.rs): the whole pages of the
+//! free blocks of a page or more and of the current chunk's unused rest.
+//! Its loop then takes its few blocks from the free lists, or from chunks
+//! of a page (so that `mlockall`'s MCL_FUTURE locks no unused memory).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;
@@ -34,7 +40,7 @@ const CLASSES: usize = (MAX / MIN).trailing_zeros() as usize + 1;
 /// The memory mapped at a time.
 const CHUNK: usize = 64 * 1024;
 
-pub struct Heap {
+pub(crate) struct Heap {
     lock: AtomicBool,
     state: UnsafeCell<State>,
 }
@@ -45,6 +51,59 @@ struct State {
     end: usize,
     /// Each class's freed blocks; a free block's first word is the next.
     free: [*mut u8; CLASSES],
+    /// The size of the next chunk mapped: a page after `trim`; 0 for
+    /// CHUNK (so that the heap starts all zero, in .bss).
+    chunk: usize,
+}
+
+/// The heap the binary installs as its global allocator (src/main.rs,
+/// [`Global`]); the daemon trims it. The unit tests run on the system
+/// allocator: there it stays empty and `trim` finds nothing.
+static HEAP: Heap = Heap::new();
+
+/// The global allocator: [`HEAP`].
+pub struct Global;
+
+// SAFETY: forwarded as is to HEAP, which upholds the contract.
+unsafe impl GlobalAlloc for Global {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { HEAP.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { HEAP.dealloc(block, layout) }
+    }
+    unsafe fn realloc(&self, block: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { HEAP.realloc(block, layout, new_size) }
+    }
+}
+
+/// Give the kernel back what the global heap holds free; the bytes
+/// unmapped (see [`Heap::trim`]).
+pub(crate) fn trim() -> usize {
+    HEAP.trim()
+}
+
+fn page() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    match unsafe { nix::libc::sysconf(nix::libc::_SC_PAGESIZE) } {
+        p if p > 0 => p as usize,
+        _ => 4096,
+    }
+}
+
+/// munmap the whole pages of [lo, hi); the bytes unmapped.
+fn unmap_pages(lo: usize, hi: usize, page: usize) -> usize {
+    let (lo, hi) = (lo.next_multiple_of(page), hi / page * page);
+    // SAFETY: the caller gives a range of a chunk that no block in use or
+    // on a free list overlaps.
+    if hi > lo && unsafe { nix::libc::munmap(lo as *mut nix::libc::c_void, hi - lo) } == 0 {
+        hi - lo
+    } else {
+        0
+    }
 }
 
 // SAFETY: `state` is only touched with `lock` held.
@@ -57,8 +116,44 @@ impl Default for Heap {
 }
 
 impl Heap {
-    pub const fn new() -> Heap {
-        Heap { lock: AtomicBool::new(false), state: UnsafeCell::new(State { next: 0, end: 0, free: [ptr::null_mut(); CLASSES] }) }
+    pub(crate) const fn new() -> Heap {
+        Heap {
+            lock: AtomicBool::new(false),
+            state: UnsafeCell::new(State { next: 0, end: 0, free: [ptr::null_mut(); CLASSES], chunk: 0 }),
+        }
+    }
+
+    /// Give the kernel back the whole pages of the current chunk's unused
+    /// rest and of every free block that holds one (such a block leaves
+    /// its free list for good; its partial pages stay mapped, unused),
+    /// and map later chunks a page at a time. The bytes unmapped.
+    pub(crate) fn trim(&self) -> usize {
+        let page = page();
+        self.with(|s| {
+            let mut freed = unmap_pages(s.next, s.end, page);
+            s.end = s.end.min(s.next.next_multiple_of(page));
+            s.chunk = page;
+            for (class, head) in s.free.iter_mut().enumerate() {
+                let size = MIN << class;
+                let mut kept: *mut u8 = ptr::null_mut();
+                let mut block = *head;
+                while !block.is_null() {
+                    // SAFETY: a free block holds the next free block's address.
+                    let next = unsafe { block.cast::<*mut u8>().read() };
+                    let (lo, hi) = (block as usize, block as usize + size);
+                    if hi / page * page > lo.next_multiple_of(page) {
+                        freed += unmap_pages(lo, hi, page);
+                    } else {
+                        // SAFETY: as in `give`: the block is free and ours.
+                        unsafe { block.cast::<*mut u8>().write(kept) };
+                        kept = block;
+                    }
+                    block = next;
+                }
+                *head = kept;
+            }
+            freed
+        })
     }
 
     /// The class of a layout, or None for the system allocator.
@@ -92,11 +187,12 @@ impl State {
         let size = MIN << class;
         if self.end - self.next < size {
             // The rest of this chunk (less than MAX bytes) is left unused.
+            let len = if self.chunk == 0 { CHUNK } else { self.chunk.max(size) };
             // SAFETY: an anonymous private mapping; no memory is touched.
             let chunk = unsafe {
                 nix::libc::mmap(
                     ptr::null_mut(),
-                    CHUNK,
+                    len,
                     nix::libc::PROT_READ | nix::libc::PROT_WRITE,
                     nix::libc::MAP_PRIVATE | nix::libc::MAP_ANONYMOUS,
                     -1,
@@ -107,7 +203,7 @@ impl State {
                 return ptr::null_mut();
             }
             self.next = chunk as usize;
-            self.end = self.next + CHUNK;
+            self.end = self.next + len;
         }
         let block = self.next as *mut u8;
         self.next += size;
@@ -180,6 +276,38 @@ mod tests {
         assert_eq!(class(MAX, 8), Some(CLASSES - 1));
         assert_eq!(class(MAX + 1, 8), None);
         assert_eq!(class(64, 32), None);
+    }
+
+    /// `trim` unmaps free pages only: live blocks keep their contents,
+    /// freed small blocks are still given again, and the heap goes on.
+    #[test]
+    fn trim_gives_back_free_pages_and_keeps_live_blocks() {
+        let heap = Heap::new();
+        let big = Layout::from_size_align(16 * 1024, 8).unwrap();
+        let small = Layout::from_size_align(100, 8).unwrap();
+        // SAFETY: non-zero layouts; every block written within its size.
+        unsafe {
+            let live = heap.alloc(small);
+            ptr::write_bytes(live, 0x5a, 100);
+            let free_small = heap.alloc(small);
+            let bigs = [heap.alloc(big), heap.alloc(big)];
+            for b in bigs {
+                ptr::write_bytes(b, 1, big.size());
+                heap.dealloc(b, big);
+            }
+            heap.dealloc(free_small, small);
+            let freed = heap.trim();
+            // Both big blocks' inner pages (at least 3 each) and the
+            // chunk's untouched rest.
+            assert!(freed >= 6 * page(), "{freed}");
+            assert!(std::slice::from_raw_parts(live, 100).iter().all(|b| *b == 0x5a));
+            assert_eq!(heap.alloc(small), free_small, "the small free block is kept");
+            // A big block again: a new mapping of its size, usable whole.
+            let again = heap.alloc(big);
+            assert!(!bigs.contains(&again));
+            ptr::write_bytes(again, 2, big.size());
+            assert_eq!(heap.trim(), 0, "nothing free to give back");
+        }
     }
 
     /// Blocks are disjoint, aligned, keep what was written into them

@@ -345,7 +345,7 @@ pub use cli::{parse as parse_args, Cli};
 pub use cmd::{dispatch, Io};
 pub use exit::Status;
 pub use firewall::load::ignore_hangup;
-pub use heap::Heap;
+pub use heap::Global;
 pub use logger::init as init_logger;
 pub use logger::Lines;
 pub use seam::dryrun::{DryRunFiles, DryRunNetif, DryRunNftables, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};

@@ -25,7 +25,7 @@ use nasboot::{RealFiles, RealNetif, RealNftables, RealRunner, RealSysctl, RealWa
 /// Size classes that are kept, not given back to the kernel at each free
 /// (src/heap.rs).
 #[global_allocator]
-static HEAP: nasboot::Heap = nasboot::Heap::new();
+static GLOBAL: nasboot::Global = nasboot::Global;
 
 #[no_mangle]
 pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {

@@ -8,7 +8,9 @@
 //!   (madvise(2));
 //! - the main stack below the current frame (dead: no handlers run on it):
 //!   madvise(MADV_DONTNEED), found through /proc/self/maps (proc(5));
-//! - glibc's heap: malloc_trim(0) (malloc_trim(3)).
+//! - the heap: nasboot's own allocator gives back its free pages
+//!   (src/heap.rs, `trim`); where the system allocator serves too (glibc,
+//!   for blocks over 16 KiB), malloc_trim(0) (malloc_trim(3)).
 //!
 //! Must run before mlockall (locked pages cannot be dropped). Failures are
 //! harmless and only logged at debug level.
@@ -90,16 +92,19 @@ fn release_stack(maps: &str) -> bool {
 pub(crate) fn trim() -> (bool, bool, bool) {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     let stack = release_stack(&maps);
+    let unmapped = crate::heap::trim();
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim has no preconditions.
-    let heap = unsafe { libc::malloc_trim(0) } != 0;
+    let heap = unsafe { libc::malloc_trim(0) } != 0 || unmapped > 0;
     #[cfg(not(target_env = "gnu"))]
-    let heap = false;
+    let heap = unmapped > 0;
     // The text last, so the code above does not fault back in.
     // Only the addresses of the linker-defined symbols are taken.
     let (text_lo, text_hi) = (&raw const __executable_start as usize, &raw const etext as usize);
     let text = release_text(&maps, text_lo, text_hi);
-    log::debug!("start-up pages released: text {text} ({text_lo:#x}..{text_hi:#x}), stack {stack}, heap {heap}");
+    log::debug!(
+        "start-up pages released: text {text} ({text_lo:#x}..{text_hi:#x}), stack {stack}, heap {heap} ({unmapped} bytes unmapped)"
+    );
     (text, stack, heap)
 }
 
