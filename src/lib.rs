@@ -182,8 +182,9 @@
 //!   `config/decode.rs` from toml's already checked literal (exact for literals
 //!   of up to 15 digits and exponents within ±22) and never printed, so
 //!   core's float parser and formatter are not linked.
-//! - The links for `hook = "auto"` are read from /proc/net/dev:
-//!   `if_nameindex(3)` would pull 8 KiB of glibc's netlink code.
+//! - The links for `hook = "auto"` come from the RTM_GETLINK dump the
+//!   network's observation makes anyway: `if_nameindex(3)` would pull
+//!   8 KiB of glibc's netlink code.
 //!
 //! # Kernel interfaces
 //!
@@ -304,8 +305,8 @@
 //! inside the local port range that the stateless WAN chain lets replies
 //! in to. `firewall::observe` asks nf_tables for its tables through
 //! netlink once (not on a board that uses legacy iptables, where asking
-//! could load nf_tables), reads the links (/proc/net/dev, each link's type
-//! from SIOCGIFHWADDR) only for nftables, where `hook = "auto"` needs
+//! could load nf_tables), takes the links (the network's RTM_GETLINK dump,
+//! with each link's type) only for nftables, where `hook = "auto"` needs
 //! them; the condition for the ingress hooks, stateless without
 //! forwarding, is one function (`Firewall::ingress_fits`) for the model
 //! and the observation. For a router (`forward = true`) it also asks the
