@@ -117,10 +117,7 @@ impl Default for Heap {
 
 impl Heap {
     pub(crate) const fn new() -> Heap {
-        Heap {
-            lock: AtomicBool::new(false),
-            state: UnsafeCell::new(State { next: 0, end: 0, free: [ptr::null_mut(); CLASSES], chunk: 0 }),
-        }
+        Heap { lock: AtomicBool::new(false), state: UnsafeCell::new(State { next: 0, end: 0, free: [ptr::null_mut(); CLASSES], chunk: 0 }) }
     }
 
     /// Give the kernel back the whole pages of the current chunk's unused
