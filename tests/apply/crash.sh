@@ -246,12 +246,17 @@ for run in $(seq 1 "$RUNS"); do
 	fi
 	delay=$(((RANDOM * 32768 + RANDOM) % span))
 	# perl: sub-millisecond sleeps; kill -9 the whole process group
-	# (strace and nasboot alike), then reap it.
+	# (strace and nasboot alike), reap its leader, then wait (up to 2 s)
+	# until no process of the group is left: under strace, nasboot is not
+	# perl's child, and the state is read once the kernel has finished
+	# whatever system call the kill found it in.
 	if perl -e 'use POSIX; my $d = shift; my $pid = fork // die;
 		if (!$pid) { setpgid(0, 0); exec @ARGV or die "exec: $!" }
 		select(undef, undef, undef, $d / 1e6);
 		my $alive = waitpid($pid, WNOHANG) == 0;
-		kill "KILL", -$pid; waitpid($pid, 0); exit($alive ? 0 : 1)' "$delay" "${cmd[@]}" >/dev/null 2>&1; then
+		kill "KILL", -$pid; waitpid($pid, 0);
+		for (1 .. 2000) { last unless kill 0, -$pid; select(undef, undef, undef, 0.001) }
+		exit($alive ? 0 : 1)' "$delay" "${cmd[@]}" >"$W/run.out" 2>&1; then
 		killed=$((killed + 1))
 	else
 		finished=$((finished + 1))
@@ -275,7 +280,9 @@ for run in $(seq 1 "$RUNS"); do
 	else
 		fw_bad=$((fw_bad + 1))
 		echo "    run $run: the table is neither as before nor the new rule set; against the new one:"
-		diff <(printf '%s\n' "$fw_new") <(printf '%s\n' "$fw_now") | head -8 | sed 's/^/      /' || true
+		diff <(printf '%s\n' "$fw_new") <(printf '%s\n' "$fw_now") | head -40 | sed 's/^/      /' || true
+		echo "    what the killed apply printed:"
+		sed 's/^/      /' "$W/run.out" || true
 	fi
 	# The next apply converges: exit 0 (the rule set loaded) and the new files.
 	"${NB[@]}" -q --root "$r" apply >/dev/null 2>&1 || diverged=$((diverged + 1))
