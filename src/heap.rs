@@ -1,6 +1,6 @@
 //! The global allocator: power-of-two size classes cut from 64 KiB chunks
-//! mapped on demand, each class with its own free list; nothing is given
-//! back to the kernel.
+//! mapped on demand, each class with its own free list; memory goes back
+//! to the kernel only when the watchdog daemon trims it, once.
 //!
 //! Why: musl's allocator (mallocng) gives a size class's group back to the
 //! kernel as soon as its last block is freed, and maps it again at the
@@ -12,9 +12,8 @@
 //! waits on its class's list for the next allocation of that class.
 //!
 //! What it costs: a block is rounded up to a power of two (at most twice
-//! its size; a `Vec` grows by doubling anyway), and the memory a process
-//! once used stays mapped until it exits. The daemon's heap is small and
-//! steady (`run` pets from memory it allocated during its apply).
+//! its size; a `Vec` grows by doubling anyway), and the memory a
+//! short-lived command once used stays mapped until it exits.
 //! Blocks over `MAX` bytes, and alignments over 16, go to the system
 //! allocator (musl's; glibc's on SPARC), as everything did before.
 //! Thread-safe behind a spin lock: nasboot's only threads are the
