@@ -16,8 +16,8 @@
 //! short-lived command once used stays mapped until it exits.
 //! Blocks over `MAX` bytes, and alignments over 16, go to the system
 //! allocator (musl's; glibc's on SPARC), as everything did before.
-//! Thread-safe behind a spin lock: nasboot's only threads are the
-//! runner's pipe readers, which allocate little.
+//! Thread-safe behind a spin lock, which nothing contends: nasboot runs
+//! on one thread (the runner polls its tools' pipes, src/seam/real/runner.rs).
 //!
 //! The watchdog daemon, which lives on, gives back what its start left
 //! free ([`trim`], from src/watchdog/memory.rs): the whole pages of the

@@ -58,8 +58,8 @@ pub(crate) fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
 /// that ignored the flag: a second system call for each of the 30 or so
 /// files an observation reads. Here the flag goes to openat(2) alone. On
 /// such a kernel the descriptor lacks close-on-exec until `read_into`
-/// closes it a few reads later, and nasboot starts no process meanwhile
-/// (its other threads, the runner's pipe readers, only read).
+/// closes it a few reads later, and nasboot, on its one thread, starts no
+/// process meanwhile.
 fn open_read(path: &Path) -> io::Result<fs::File> {
     use nix::libc;
     use std::os::fd::FromRawFd;
