@@ -247,15 +247,18 @@ for run in $(seq 1 "$RUNS"); do
 	delay=$(((RANDOM * 32768 + RANDOM) % span))
 	# perl: sub-millisecond sleeps; kill -9 the whole process group
 	# (strace and nasboot alike), reap its leader, then wait (up to 2 s)
-	# until no process of the group is left: under strace, nasboot is not
-	# perl's child, and the state is read once the kernel has finished
-	# whatever system call the kill found it in.
+	# until no process of the group is left but zombies: under strace,
+	# nasboot is not perl's child, and the state is read once the kernel
+	# has finished whatever system call the kill found it in. (The group's
+	# zombies, reparented to an init that may not reap them, stay.)
 	if perl -e 'use POSIX; my $d = shift; my $pid = fork // die;
 		if (!$pid) { setpgid(0, 0); exec @ARGV or die "exec: $!" }
 		select(undef, undef, undef, $d / 1e6);
 		my $alive = waitpid($pid, WNOHANG) == 0;
 		kill "KILL", -$pid; waitpid($pid, 0);
-		for (1 .. 2000) { last unless kill 0, -$pid; select(undef, undef, undef, 0.001) }
+		sub live { for my $f (glob "/proc/[0-9]*/stat") { open(my $h, "<", $f) or next;
+			my $s = <$h> // next; return 1 if $s =~ /.*\) (\S) -?\d+ (\d+)/s && $2 == $_[0] && $1 ne "Z" } 0 }
+		for (1 .. 2000) { last unless live($pid); select(undef, undef, undef, 0.001) }
 		exit($alive ? 0 : 1)' "$delay" "${cmd[@]}" >"$W/run.out" 2>&1; then
 		killed=$((killed + 1))
 	else
