@@ -74,6 +74,15 @@ pub struct Cli {
     pub loader: Option<LoaderArg>,
     /// `firewall apply --confirm SECONDS`.
     pub confirm: Option<u32>,
+    /// `run --background`: the daemon goes on in a child once the apply
+    /// is in force, and the command returns with the apply's status.
+    pub background: bool,
+    /// `run --background --pidfile FILE`: the daemon's pid, written
+    /// before the command returns.
+    pub pidfile: Option<PathBuf>,
+    /// `run --background --log FILE`: the daemon's standard error,
+    /// appended to FILE.
+    pub log: Option<PathBuf>,
 }
 
 /// A usage error; exits with status 2.
@@ -103,6 +112,7 @@ commands:
   plan                print the ordered actions and rendered files (no changes)
   apply               apply once; re-applying changes only what differs
   run                 apply, then keep the watchdog in the foreground
+                      (-b: in the background once the apply is in force)
   status              show the current state against the profile
   watchdog            run the watchdog manager alone, in the foreground
   firewall render     print the rule set
@@ -120,6 +130,11 @@ options:
       --loader L      nftables loader: auto (netlink where the kernel takes
                       it, else the nft tool) or nft (the tool always)
       --confirm SECS  with `firewall apply`: roll back unless confirmed
+  -b, --background    with `run`: return once the apply is in force, with
+                      its status; the watchdog daemon goes on in a child
+      --pidfile FILE  with `run -b`: the daemon's pid, written before return
+      --log FILE      with `run -b`: the daemon's log (its standard error)
+                      appended to FILE
       --strict        treat warnings about the profile as errors
   -v, --verbose       more logging (repeatable)
   -q, --quiet         errors only, no summaries
@@ -150,6 +165,9 @@ where
         backend: None,
         loader: None,
         confirm: None,
+        background: false,
+        pidfile: None,
+        log: None,
     };
     let mut asked_help = false;
     let mut asked_version = false;
@@ -185,6 +203,9 @@ where
                 }
                 cli.confirm = Some(secs);
             }
+            Short('b') | Long("background") => cli.background = true,
+            Long("pidfile") => cli.pidfile = Some(parser.value()?.into()),
+            Long("log") => cli.log = Some(parser.value()?.into()),
             Short('h') | Long("help") => asked_help = true,
             Short('V') | Long("version") => asked_version = true,
             Value(v) => words.push(v.string()?),
@@ -218,6 +239,18 @@ where
     };
     if cli.confirm.is_some() && cli.command != Command::Firewall(FirewallCommand::Apply) {
         return Err(UsageError("--confirm goes with `firewall apply`".into()));
+    }
+    if cli.background && cli.command != Command::Run {
+        return Err(UsageError("--background goes with `run`".into()));
+    }
+    if cli.pidfile.is_some() && !cli.background {
+        return Err(UsageError("--pidfile goes with `run --background`".into()));
+    }
+    if cli.log.is_some() && !cli.background {
+        return Err(UsageError("--log goes with `run --background`".into()));
+    }
+    if cli.background && cli.dry_run {
+        return Err(UsageError("--background and --dry-run do not go together (a dry run starts no daemon)".into()));
     }
     Ok(cli)
 }
@@ -273,11 +306,26 @@ mod tests {
             (&["firewall", "render", "--backend", "pf"], "nftables or iptables"),
             (&["firewall", "apply", "--loader", "netlink"], "--loader takes auto or nft, not `netlink`"),
             (&["check", "--config"], "missing argument"),
+            (&["apply", "-b"], "--background goes with `run`"),
+            (&["run", "--pidfile", "/run/nasboot.pid"], "--pidfile goes with `run --background`"),
+            (&["run", "-b", "-n"], "do not go together"),
+            (&["run", "--log", "/var/log/nasboot.log"], "--log goes with `run --background`"),
         ];
         for (args, want) in cases {
             let err = p(args).expect_err(&format!("{args:?} should fail"));
             assert!(err.to_string().contains(want), "{args:?}: {err} lacks `{want}`");
         }
+    }
+
+    #[test]
+    fn run_in_the_background() {
+        let cli = p(&["run", "-b", "--pidfile", "/run/nasboot.pid", "--log", "/var/log/nasboot.log"]).unwrap();
+        assert_eq!(cli.log, Some(PathBuf::from("/var/log/nasboot.log")));
+        assert_eq!(cli.command, Command::Run);
+        assert!(cli.background);
+        assert_eq!(cli.pidfile, Some(PathBuf::from("/run/nasboot.pid")));
+        let cli = p(&["--background", "run"]).unwrap();
+        assert!(cli.background && cli.pidfile.is_none());
     }
 
     #[test]

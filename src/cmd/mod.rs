@@ -2,6 +2,7 @@
 //! line, the seams and two output streams, and returns an exit status.
 
 pub(crate) mod apply;
+mod background;
 pub(crate) mod check;
 pub(crate) mod firewall;
 pub(crate) mod plan;

@@ -1,7 +1,9 @@
 //! `nasboot run`: apply, then keep the watchdog in the foreground (for
-//! init scripts and procd). In a boot loop (see `watchdog::history`) the
-//! safe profile is applied instead.
+//! procd and systemd), or with `--background` in a child once the apply is
+//! in force (for init scripts: see `background`). In a boot loop (see
+//! `watchdog::history`) the safe profile is applied instead.
 
+use super::background::{self, Pidfile, Side};
 use super::Io;
 use crate::apply::StepError;
 use crate::cli::Cli;
@@ -12,12 +14,54 @@ use crate::watchdog::history;
 
 pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     match start(cli, seams, io) {
-        Ok((Some(dog), Some(cfg), safe, status)) => crate::watchdog::serve(dog, &cfg, seams, &cli.config, safe).worst(status),
+        Ok((Some(dog), Some(cfg), safe, status)) => {
+            if cli.background {
+                match go_to_background(cli, io) {
+                    // The parent's copy of the device closes without the
+                    // magic close: the child's keeps the watchdog armed.
+                    Ok(Some(parent)) => return status.worst(parent),
+                    Ok(None) => {}
+                    Err(e) => {
+                        let _ = writeln!(io.err, "nasboot: cannot go on in the background: {e}; the watchdog is closed");
+                        let _ = dog.close();
+                        return status.worst(Status::Failure);
+                    }
+                }
+            }
+            crate::watchdog::serve(dog, &cfg, seams, &cli.config, safe).worst(status)
+        }
         Ok((None, Some(_), _, status)) => {
             let _ = writeln!(io.err, "nasboot: the watchdog device is held by another process; not petting it");
             status.worst(Status::Failure)
         }
         Ok((_, _, _, status)) | Err(status) => status,
+    }
+}
+
+/// The fork of `--background`: None in the child (the daemon goes on),
+/// the parent's own status to return otherwise. An error: nothing was
+/// forked.
+fn go_to_background(cli: &Cli, io: &mut Io<'_>) -> std::io::Result<Option<Status>> {
+    let pidfile = match &cli.pidfile {
+        Some(p) => Some(Pidfile::create(p).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))?),
+        None => None,
+    };
+    // Nothing held in a buffer may be written twice, once by each side.
+    let _ = io.out.flush();
+    let _ = io.err.flush();
+    match background::detach(pidfile, cli.log.as_deref())? {
+        Side::Child => Ok(None),
+        Side::Parent { pid, pidfile: Ok(()) } => {
+            if cli.verbosity > 0 {
+                let _ = writeln!(io.err, "nasboot: the watchdog daemon goes on as pid {pid}");
+            }
+            Ok(Some(Status::Ok))
+        }
+        Side::Parent { pid, pidfile: Err(e) } => {
+            let p = cli.pidfile.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+            let _ = writeln!(io.err, "nasboot: {p}: the daemon's pid {pid} was not written: {e}; it runs all the same");
+            Ok(Some(Status::Failure))
+        }
     }
 }
 
