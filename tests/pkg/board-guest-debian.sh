@@ -185,7 +185,7 @@ pid=$(cat /run/nasboot-alt.pid 2>/dev/null || echo none)
 is "default file: start exits 0 ($out)"
 check "default file: its pidfile, not /run/nasboot.pid" [ ! -e $P ]
 check "default file: the daemon runs with its options and profile" \
-	[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/sbin/nasboot -v --config /etc/nasboot-alt.toml run " ]
+	[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/sbin/nasboot -v --config /etc/nasboot-alt.toml run --background --pidfile /run/nasboot-alt.pid --log /tmp/nasboot-alt.log " ]
 check "default file: softdog timeout from that profile (13 s)" within 10 armed_with 13
 initd status >/dev/null 2>&1
 check "default file: status exits 0" [ $? -eq 0 ]

@@ -106,7 +106,8 @@ is "stopped before the boot (magic close)"
 pid=$(pid_now)
 alive "$pid"
 is "the next boot (sysv-rc's rc S): the daemon starts"
-check "its command line is \`run\`" [ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/sbin/nasboot --config /etc/nasboot.toml run " ]
+cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+check "its command line is \`run --background\` with the pidfile ($cmd)" [ "${cmd#"/usr/sbin/nasboot --config /etc/nasboot.toml run --background --pidfile $P "}" != "$cmd" ]
 [ "$(wd_state)" = active ] && [ "$(wd_timeout)" = 5 ]
 is "softdog armed, 5 s"
 sleep 7

@@ -135,7 +135,8 @@ pkgtest_lifecycle() {
 	pid=$(cat "$P" 2>/dev/null || echo none)
 	check "the pidfile names a live process" alive "$pid"
 	check "that process is /usr/sbin/nasboot" [ "$(readlink "/proc/$pid/exe")" = /usr/sbin/nasboot ]
-	check "its command line is \`run\`" [ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/sbin/nasboot --config /etc/nasboot.toml run " ]
+	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+	check "its command line is \`run --background\` with the pidfile ($cmd)" [ "${cmd#"/usr/sbin/nasboot --config /etc/nasboot.toml run --background --pidfile $P "}" != "$cmd" ]
 	check "softdog is armed" within 10 state_is active
 	if [ "$timeouts" = yes ]; then
 		check "with the profile's timeout (7 s)" [ "$(wd_timeout)" = 7 ]
