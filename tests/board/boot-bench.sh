@@ -3,10 +3,10 @@
 # the emulated board, each variant from the same reset state, in RUNS (the
 # kernel command line's bench.runs=) interleaved rounds. The variants, one
 # a line in /etc/bench/variants:
-#   nasboot-nas     `nasboot -v run` of /etc/bench/nas.toml (board/bubba2.toml)
-#                   in the background, timed until it says it pets the
-#                   watchdog: the links, addresses, sysctls, read-ahead,
-#                   firewall, exports and watchdog all in force
+#   nasboot-nas     `nasboot -v run --background` of /etc/bench/nas.toml
+#                   (board/bubba2.toml), as the init scripts start it,
+#                   timed until it returns: the links, addresses, sysctls,
+#                   read-ahead, firewall, exports and watchdog all in force
 #   debian-nas      /etc/bench/debian-nas.sh: what a Debian Bubba 2's boot
 #                   runs for the same (ifupdown's ip calls, sysctl -p,
 #                   iptables-restore of the Bubba's rules, exportfs -ra,
@@ -117,9 +117,6 @@ reset() {
     # boot; the Debian side's table is its own, in place.
     rm -f /etc/exports /etc/exports.bak /run/nasboot/firewall.*
     [ "$1" != debian-nas ] || cp /etc/bench/debian-exports /etc/exports
-    # nasboot's side reads its output through this (made here, untimed).
-    rm -f /tmp/run.fifo
-    mkfifo /tmp/run.fifo
 }
 # armed: wait until the watchdog is armed, polling every 2 ms without a
 # process (a read with a timeout on a FIFO nobody writes), for 10 s at most.
@@ -134,19 +131,14 @@ armed() {
         read -r -t 0.002 _ <>/tmp/tick.fifo
     done
 }
-# nasboot_run PROFILE: `nasboot -v run` in the background, until it says
-# that it pets the watchdog (its apply done): read from a FIFO, no polling.
+# nasboot_run PROFILE: `nasboot -v run --background`, as the init scripts
+# start it: it returns once the apply is in force (the links, addresses,
+# sysctls, read-ahead, firewall, exports and watchdog), the watchdog
+# daemon going on in a child.
 nasboot_run() {
-    nasboot -v -c "/etc/bench/$1.toml" run >/tmp/run.fifo 2>&1 &
-    exec 3</tmp/run.fifo
-    : >/tmp/run.out
-    while read -r l <&3; do
-        echo "$l" >>/tmp/run.out
-        # The untimed pass shows it as it comes, for the log.
-        [ -z "$TRACE" ] || echo "$1: $l" >/dev/console
-        case $l in *"petting every"*) return 0 ;; esac
-    done
-    return 1
+    nasboot -v -c "/etc/bench/$1.toml" run --background --pidfile /run/nasboot.pid >/tmp/run.out 2>&1 || return 1
+    # The untimed pass shows its output, for the log.
+    [ -z "$TRACE" ] || sed "s/^/$1: /" /tmp/run.out >/dev/console
 }
 run() {
     case $1 in
