@@ -104,6 +104,9 @@ fn bridges_and_vlans_are_created_then_left_alone_and_removed_when_no_longer_name
     let (status, _, err) = run_on(&mut b, &["apply"]);
     assert_eq!(status, Status::Ok, "{err}");
     let fx = b.effects();
+    // The links to create are known absent from the link dump: never
+    // asked for by name, which would make the kernel run modprobe.
+    assert!(!fx.iter().any(|e| e.starts_with("kernel: modprobe")), "{fx:?}");
     let at = |s: &str| fx.iter().position(|e| e == s).unwrap_or_else(|| panic!("no `{s}` in {fx:?}"));
     assert!(at("create br-lan") < at("create eth0.2") && at("create eth0.2") < at("enslave eth1 to br-lan"));
     assert!(at("enslave eth2 to br-lan") < at("link br-lan up"));

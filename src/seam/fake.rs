@@ -572,7 +572,14 @@ impl Netif for FakeNetif {
         self.fake_tc_set(op)
     }
     fn link(&mut self, name: &IfName) -> io::Result<Option<LinkState>> {
-        Ok(self.links.get(name.as_str()).map(|l| l.state.clone()))
+        let found = self.links.get(name.as_str()).map(|l| l.state.clone());
+        if found.is_none() {
+            // As the kernel does (dev_load, net/core/dev_ioctl.c): an
+            // interface ioctl on a name it does not know runs modprobe for
+            // `netdev-NAME` (then NAME), slow on a small board.
+            self.note(format!("kernel: modprobe netdev-{name}"));
+        }
+        Ok(found)
     }
     fn set_up(&mut self, name: &IfName, up: bool) -> io::Result<()> {
         let link = self.get(name)?;
