@@ -106,6 +106,17 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     Observed { sysctl, net, storage, nfs, firewall }
 }
 
+/// After the netdev steps (bridges and VLANs created, removed, their ports
+/// set): what they change, observed again. The network, and what the
+/// firewall takes from its links (`firewall::observe_again`); the global
+/// sysctls, the storage and the NFS server are as `before` found them.
+pub(crate) fn observe_again(p: &Profile, mut before: Observed, seams: &mut Seams<'_>) -> Observed {
+    before.net = net::observe(p, seams);
+    before.net.after_netdev = true;
+    firewall::observe_again(p, &mut before.firewall, before.net.virt.links.as_deref().ok(), seams);
+    before
+}
+
 /// Things the plan wants a human to know (e.g. "nfsd is running, so
 /// versions cannot change until it is stopped").
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

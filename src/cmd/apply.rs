@@ -26,8 +26,7 @@ pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &
         let rest = plan.actions.iter().position(|a| a.phase() > Phase::Netdev).unwrap_or(plan.actions.len());
         plan.actions.truncate(rest);
         let mut report = apply::apply(&plan, seams);
-        let mut now = plan::observe(p, seams);
-        now.net.after_netdev = true;
+        let now = plan::observe_again(p, now, seams);
         let mut again = plan::plan(p, &now);
         again.actions.retain(|a| a.phase() > Phase::Netdev);
         apply::apply_more(&again, &mut report, seams);

@@ -236,3 +236,45 @@ fn status_with_the_firewall_off_says_off() {
     assert!(out.contains("\n  firewall: off\n"), "{out}");
     assert!(!out.contains("nasboot's rules unknown"), "{out}");
 }
+
+#[test]
+fn the_firewall_hooks_the_links_the_netdev_steps_created() {
+    // The WAN is a VLAN nasboot creates: absent at the first observation,
+    // where `hook = "auto"` would take the input chain (a chain cannot be
+    // hooked to a device that is not there). Observed again after the
+    // netdev steps, it is there: the ingress hooks, as on a board where
+    // the VLAN was already up.
+    let profile = "[board]\nname = \"n\"\n[firewall]\nprofile = \"stateless\"\n\
+        [[interface]]\nname = \"eth0.2\"\nkind = \"vlan\"\nlink = \"eth0\"\nid = 2\nrole = \"wan\"\nmethod = \"manual\"\n\
+        [[interface]]\nname = \"eth1\"\nrole = \"lan\"\naddress = [\"192.168.1.1/24\"]\n\
+        [[interface]]\nname = \"eth0\"\nrole = \"lan\"\nmethod = \"manual\"\n";
+    let board = |vlan_there: bool| {
+        let mut b = FakeBoard::new();
+        b.files.files.insert("/etc/nasboot.toml".into(), profile.as_bytes().to_vec());
+        b.sysctl.values.insert("kernel.osrelease".into(), "6.1.0-50-4kc-malta\n".into());
+        b.sysctl.values.insert("net.ipv6.conf.all.disable_ipv6".into(), "0".into());
+        b.sysctl.values.insert("net.ipv4.ip_local_port_range".into(), "32768\t60999\n".into());
+        b.netif.add("lo", 1).state.hwtype = 772;
+        b.netif.add("eth0", 2);
+        b.netif.add("eth1", 3);
+        if vlan_there {
+            let v = b.netif.add("eth0.2", 4);
+            v.kind = Some(crate::seam::netif::Kind::Vlan { link: 2, id: 2 });
+            v.alias = Some("nasboot".into());
+        }
+        b
+    };
+    let mut b = board(false);
+    let (status, out, err) = run_on(&mut b, &["plan"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    assert!(out.contains("create vlan 2 on eth0") && !out.contains("on the ingress hooks"), "{out}");
+    let (status, out, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Ok, "{out}{err}");
+    // With the VLAN there, the plan is the ingress hooks; and it is what
+    // the apply loaded: nothing to do (the seal's digest is the batch's).
+    let mut there = board(true);
+    let (_, out, _) = run_on(&mut there, &["plan"]);
+    assert!(out.contains("on the ingress hooks"), "{out}");
+    let (_, out, _) = run_on(&mut b, &["plan"]);
+    assert!(out.contains("nothing to do"), "{out}");
+}

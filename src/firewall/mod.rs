@@ -425,12 +425,7 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
             tables_complete = known4 && known6;
         }
     }
-    let links = (fw.hook == Hook::Auto && fw.ingress_fits() && backend == Backend::Nftables && offer.kernel >= Some(backend::INET_INGRESS))
-        .then(|| match all_links {
-            Some(all) => Some(links(all)),
-            None => seams.netif.link_infos().ok().map(|all| links(&all)),
-        })
-        .flatten();
+    let links = hook_links(p, offer, all_links, seams);
     let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
     let router = fw.forward && fw.profile != FwProfile::Off;
     let (mut flowtable, mut nat) = (None, None);
@@ -527,6 +522,32 @@ impl<'r> Modules<'r> {
         }
         let files = [format!("{dir}/kernel/net/netfilter{ko}"), format!("{dir}{ko}")];
         Some(files.iter().any(|f| ["", ".xz", ".zst", ".gz"].iter().any(|z| seams.files.exists(Path::new(&format!("{f}{z}"))))))
+    }
+}
+
+/// For `hook = "auto"` where the ingress hooks could do: every interface
+/// but loopback, from `all_links` (the network's link dump) or, without
+/// it, a dump of its own.
+fn hook_links(p: &Profile, offer: backend::Offer, all_links: Option<&[LinkInfo]>, seams: &mut Seams<'_>) -> Option<Vec<(IfName, u16)>> {
+    let fw = &p.firewall;
+    let backend = backend::choose(fw.backend, offer);
+    (fw.hook == Hook::Auto && fw.ingress_fits() && backend == Backend::Nftables && offer.kernel >= Some(backend::INET_INGRESS))
+        .then(|| match all_links {
+            Some(all) => Some(links(all)),
+            None => seams.netif.link_infos().ok().map(|all| links(&all)),
+        })
+        .flatten()
+}
+
+/// After bridges and VLANs were created or removed (`plan::observe_again`):
+/// what the links change in `seen`. Only the hook links, where no rule
+/// set of nasboot's was found loaded; else all of it again, for the
+/// devices its hooks are bound to may have changed.
+pub(crate) fn observe_again(p: &Profile, seen: &mut Observed, all_links: Option<&[LinkInfo]>, seams: &mut Seams<'_>) {
+    if seen.loaded.is_some() {
+        *seen = observe(p, all_links, seams);
+    } else {
+        seen.links = hook_links(p, seen.offer, all_links, seams);
     }
 }
 
