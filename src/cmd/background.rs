@@ -7,8 +7,10 @@
 //! slept a second to see that it had not exited.
 //!
 //! Process-level, so not behind a seam: fork(2), setsid(2) and the
-//! standard descriptors. Tested on the host by tests/cli/background.sh and
-//! on the boards by the init scripts' suites (tests/pkg/).
+//! standard descriptors. Tested where a real watchdog is: on the emulated
+//! board's softdog by tests/watchdog/board-healthy.sh (the status, the
+//! pidfile, a stderr pipe released, the daemon petting, SIGTERM's magic
+//! close) and by the init scripts' board suites (tests/pkg/board-*.sh).
 
 use std::fs::{self, File};
 use std::io::{self, Write};
