@@ -35,8 +35,9 @@
 //!   storage (read-ahead) and NFS. A step that fails is reported with its
 //!   subject (interface and knob, file) and the rest carries on (exit 3).
 //!
-//! `src/cmd/` has one file per subcommand; `main.rs` only wires the seams and
-//! the command together.
+//! `src/cmd/` has one file per subcommand, and `background.rs`, the fork
+//! of `run --background`; `main.rs` only wires the seams and the command
+//! together.
 //!
 //! # Errors
 //!
