@@ -52,9 +52,10 @@ impl RealNetif {
         Ok(self.rtnl.as_mut().expect("opened"))
     }
 
-    /// The interface's index; ENODEV when there is none.
+    /// The interface's index; ENODEV when there is none. One SIOCGIFINDEX,
+    /// not the five ioctls of a whole `link`.
     fn index_of(&mut self, name: &IfName) -> io::Result<u32> {
-        self.link(name)?.map(|l| l.index).ok_or_else(|| io::Error::from_raw_os_error(libc::ENODEV))
+        self.get_int(name, libc::SIOCGIFINDEX as _)
     }
 
     fn ifreq(name: &IfName) -> libc::ifreq {
