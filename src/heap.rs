@@ -14,8 +14,15 @@
 //! What it costs: a block is rounded up to a power of two (at most twice
 //! its size; a `Vec` grows by doubling anyway), and the memory a
 //! short-lived command once used stays mapped until it exits.
-//! Blocks over `MAX` bytes, and alignments over 16, go to the system
-//! allocator (musl's; glibc's on SPARC), as everything did before.
+//! A block over `MAX` bytes, or aligned over 16, is a mapping of its own,
+//! rounded up to whole pages; the last one freed is kept for the next of
+//! the same length (a netlink receive buffer, asked for once a request).
+//!
+//! The static musl builds also route C's `malloc`, `calloc`, `realloc`
+//! and `free` here ([`c_malloc`] and the rest, exported by src/main.rs),
+//! for what musl itself allocates (a directory stream, a spawn's file
+//! actions, the environment): musl's allocator then stays out of the
+//! binary (about 8 KiB of mips code). The glibc builds keep glibc's for C.
 //! Thread-safe behind a spin lock, which nothing contends: nasboot runs
 //! on one thread (the runner polls its tools' pipes, src/seam/real/runner.rs).
 //!
@@ -25,7 +32,7 @@
 //! Its loop then takes its few blocks from the free lists, or from chunks
 //! of a page (so that `mlockall`'s MCL_FUTURE locks no unused memory).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::cell::UnsafeCell;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,6 +60,9 @@ struct State {
     /// The size of the next chunk mapped: a page after `trim`; 0 for
     /// CHUNK (so that the heap starts all zero, in .bss).
     chunk: usize,
+    /// The last big block freed, kept for the next of its length: its
+    /// address and length (0: none).
+    spare: (usize, usize),
 }
 
 /// The heap the binary installs as its global allocator (src/main.rs,
@@ -116,7 +126,10 @@ impl Default for Heap {
 
 impl Heap {
     pub(crate) const fn new() -> Heap {
-        Heap { lock: AtomicBool::new(false), state: UnsafeCell::new(State { next: 0, end: 0, free: [ptr::null_mut(); CLASSES], chunk: 0 }) }
+        Heap {
+            lock: AtomicBool::new(false),
+            state: UnsafeCell::new(State { next: 0, end: 0, free: [ptr::null_mut(); CLASSES], chunk: 0, spare: (0, 0) }),
+        }
     }
 
     /// Give the kernel back the whole pages of the current chunk's unused
@@ -127,6 +140,8 @@ impl Heap {
         let page = page();
         self.with(|s| {
             let mut freed = unmap_pages(s.next, s.end, page);
+            let (spare, len) = std::mem::take(&mut s.spare);
+            freed += unmap_pages(spare, spare + len, page);
             s.end = s.end.min(s.next.next_multiple_of(page));
             s.chunk = page;
             for (class, head) in s.free.iter_mut().enumerate() {
@@ -152,13 +167,17 @@ impl Heap {
         })
     }
 
-    /// The class of a layout, or None for the system allocator.
-    fn class(layout: Layout) -> Option<usize> {
-        if layout.align() > MIN || layout.size() > MAX {
-            return None;
+    /// Where a layout's blocks come from.
+    fn kind(layout: Layout) -> Kind {
+        if layout.align() <= MIN && layout.size() <= MAX {
+            let size = layout.size().max(MIN).next_power_of_two();
+            return Kind::Small((size / MIN).trailing_zeros() as usize);
         }
-        let size = layout.size().max(MIN).next_power_of_two();
-        Some((size / MIN).trailing_zeros() as usize)
+        let page = page();
+        if layout.align() > page {
+            return Kind::Never;
+        }
+        Kind::Big(layout.size().max(1).next_multiple_of(page))
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -172,7 +191,53 @@ impl Heap {
     }
 }
 
+/// Where a block comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A size class's free list, or the current chunk.
+    Small(usize),
+    /// A mapping of its own, this many bytes (whole pages).
+    Big(usize),
+    /// Aligned beyond a page: not served (nothing in nasboot asks).
+    Never,
+}
+
+/// A private anonymous mapping of `len` bytes, or null.
+fn map(len: usize) -> *mut u8 {
+    // SAFETY: an anonymous private mapping; no memory is touched.
+    let p = unsafe {
+        nix::libc::mmap(
+            ptr::null_mut(),
+            len,
+            nix::libc::PROT_READ | nix::libc::PROT_WRITE,
+            nix::libc::MAP_PRIVATE | nix::libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == nix::libc::MAP_FAILED {
+        ptr::null_mut()
+    } else {
+        p.cast()
+    }
+}
+
 impl State {
+    fn take_big(&mut self, len: usize) -> *mut u8 {
+        if self.spare.1 == len {
+            return std::mem::take(&mut self.spare).0 as *mut u8;
+        }
+        map(len)
+    }
+
+    fn give_big(&mut self, block: *mut u8, len: usize) {
+        let (old, old_len) = std::mem::replace(&mut self.spare, (block as usize, len));
+        if old_len > 0 {
+            // SAFETY: the spare was a whole mapping of that length, unused.
+            unsafe { nix::libc::munmap(old as *mut nix::libc::c_void, old_len) };
+        }
+    }
+
     fn take(&mut self, class: usize) -> *mut u8 {
         let head = self.free[class];
         if !head.is_null() {
@@ -184,19 +249,9 @@ impl State {
         if self.end - self.next < size {
             // The rest of this chunk (less than MAX bytes) is left unused.
             let len = if self.chunk == 0 { CHUNK } else { self.chunk.max(size) };
-            // SAFETY: an anonymous private mapping; no memory is touched.
-            let chunk = unsafe {
-                nix::libc::mmap(
-                    ptr::null_mut(),
-                    len,
-                    nix::libc::PROT_READ | nix::libc::PROT_WRITE,
-                    nix::libc::MAP_PRIVATE | nix::libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            if chunk == nix::libc::MAP_FAILED {
-                return ptr::null_mut();
+            let chunk = map(len);
+            if chunk.is_null() {
+                return chunk;
             }
             self.next = chunk as usize;
             self.end = self.next + len;
@@ -213,47 +268,137 @@ impl State {
     }
 }
 
-// SAFETY: blocks are disjoint (cut once from a chunk, then only passed
-// between the caller and the free lists), at least the layout's size and
-// aligned to MIN (chunks are page-aligned, sizes multiples of MIN); the
-// rest is the system allocator's.
+// SAFETY: blocks are disjoint (cut once from a chunk, or a mapping of
+// their own, then only passed between the caller and the free lists or the
+// spare), at least the layout's size (a big block's length is the size
+// rounded up to pages, the same at alloc and dealloc) and aligned to MIN
+// (chunks are page-aligned, sizes multiples of MIN) or to a page.
 unsafe impl GlobalAlloc for Heap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        match Self::class(layout) {
-            Some(c) => self.with(|s| s.take(c)),
-            // SAFETY: the caller's contract, passed on.
-            None => unsafe { System.alloc(layout) },
+        match Self::kind(layout) {
+            Kind::Small(c) => self.with(|s| s.take(c)),
+            Kind::Big(len) => self.with(|s| s.take_big(len)),
+            Kind::Never => ptr::null_mut(),
         }
     }
 
     unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
-        match Self::class(layout) {
-            Some(c) => self.with(|s| s.give(block, c)),
-            // SAFETY: the caller's contract: it came from System.alloc.
-            None => unsafe { System.dealloc(block, layout) },
+        match Self::kind(layout) {
+            Kind::Small(c) => self.with(|s| s.give(block, c)),
+            Kind::Big(len) => self.with(|s| s.give_big(block, len)),
+            Kind::Never => {}
         }
     }
 
     unsafe fn realloc(&self, block: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's contract makes this layout valid.
         let new = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        match (Self::class(layout), Self::class(new)) {
-            (Some(a), Some(b)) if a == b => block,
-            // SAFETY: both layouts are the system allocator's.
-            (None, None) => unsafe { System.realloc(block, layout, new_size) },
-            _ => {
-                // SAFETY: the caller's contract, passed on.
-                let moved = unsafe { self.alloc(new) };
-                if !moved.is_null() {
-                    // SAFETY: both blocks hold at least the smaller size.
-                    unsafe {
-                        ptr::copy_nonoverlapping(block, moved, layout.size().min(new_size));
-                        self.dealloc(block, layout);
-                    }
-                }
-                moved
+        if Self::kind(layout) == Self::kind(new) {
+            return block;
+        }
+        // SAFETY: the caller's contract, passed on.
+        let moved = unsafe { self.alloc(new) };
+        if !moved.is_null() {
+            // SAFETY: both blocks hold at least the smaller size.
+            unsafe {
+                ptr::copy_nonoverlapping(block, moved, layout.size().min(new_size));
+                self.dealloc(block, layout);
             }
         }
+        moved
+    }
+}
+
+/// C's allocator on the heap: each block starts with a header of MIN
+/// bytes (keeping the alignment) that holds the block's whole size, which
+/// `free` is not told.
+fn c_layout(size: usize) -> Option<Layout> {
+    Layout::from_size_align(size.checked_add(MIN)?, MIN).ok()
+}
+
+fn c_block(block: *mut u8, size: usize) -> *mut u8 {
+    if block.is_null() {
+        // SAFETY: errno is this thread's; C's malloc sets ENOMEM.
+        unsafe { *nix::libc::__errno_location() = nix::libc::ENOMEM };
+        return block;
+    }
+    // SAFETY: the block holds MIN header bytes, aligned for a usize.
+    unsafe {
+        block.cast::<usize>().write(size);
+        block.add(MIN)
+    }
+}
+
+/// C's `malloc`.
+///
+/// # Safety
+///
+/// C's contract for `malloc`.
+pub unsafe fn c_malloc(size: usize) -> *mut u8 {
+    match c_layout(size) {
+        // SAFETY: a non-zero layout.
+        Some(l) => c_block(unsafe { HEAP.alloc(l) }, l.size()),
+        None => c_block(ptr::null_mut(), 0),
+    }
+}
+
+/// C's `calloc`.
+///
+/// # Safety
+///
+/// C's contract for `calloc`.
+pub unsafe fn c_calloc(n: usize, size: usize) -> *mut u8 {
+    let Some(len) = n.checked_mul(size) else { return c_block(ptr::null_mut(), 0) };
+    // SAFETY: C's contract, passed on.
+    let p = unsafe { c_malloc(len) };
+    if !p.is_null() {
+        // SAFETY: p holds len bytes (a freed block may hold old data).
+        unsafe { ptr::write_bytes(p, 0, len) };
+    }
+    p
+}
+
+/// The header and layout of a block `c_malloc` gave.
+///
+/// Safety: `p` came from `c_malloc`, `c_calloc` or `c_realloc`.
+unsafe fn c_whole(p: *mut u8) -> (*mut u8, Layout) {
+    // SAFETY: the header is MIN bytes before, written by c_block.
+    unsafe {
+        let block = p.sub(MIN);
+        (block, Layout::from_size_align_unchecked(block.cast::<usize>().read(), MIN))
+    }
+}
+
+/// C's `free`.
+///
+/// # Safety
+///
+/// C's contract for `free`.
+pub unsafe fn c_free(p: *mut u8) {
+    if !p.is_null() {
+        // SAFETY: C's contract: p came from our malloc.
+        unsafe {
+            let (block, layout) = c_whole(p);
+            HEAP.dealloc(block, layout);
+        }
+    }
+}
+
+/// C's `realloc`.
+///
+/// # Safety
+///
+/// C's contract for `realloc`.
+pub unsafe fn c_realloc(p: *mut u8, size: usize) -> *mut u8 {
+    if p.is_null() {
+        // SAFETY: C's contract, passed on.
+        return unsafe { c_malloc(size) };
+    }
+    let Some(new) = c_layout(size) else { return c_block(ptr::null_mut(), 0) };
+    // SAFETY: C's contract: p came from our malloc; on failure it stays.
+    unsafe {
+        let (block, layout) = c_whole(p);
+        c_block(HEAP.realloc(block, layout, new.size()), new.size())
     }
 }
 
@@ -262,16 +407,74 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classes_are_powers_of_two_from_16_to_16_kib() {
-        let class = |size, align| Heap::class(Layout::from_size_align(size, align).unwrap());
+    fn classes_are_powers_of_two_from_16_to_16_kib_then_pages() {
+        let kind = |size, align| Heap::kind(Layout::from_size_align(size, align).unwrap());
         assert_eq!(CLASSES, 11);
-        assert_eq!(class(0, 1), Some(0));
-        assert_eq!(class(16, 8), Some(0));
-        assert_eq!(class(17, 1), Some(1));
-        assert_eq!(class(1024, 4), Some(6));
-        assert_eq!(class(MAX, 8), Some(CLASSES - 1));
-        assert_eq!(class(MAX + 1, 8), None);
-        assert_eq!(class(64, 32), None);
+        assert_eq!(kind(0, 1), Kind::Small(0));
+        assert_eq!(kind(16, 8), Kind::Small(0));
+        assert_eq!(kind(17, 1), Kind::Small(1));
+        assert_eq!(kind(1024, 4), Kind::Small(6));
+        assert_eq!(kind(MAX, 8), Kind::Small(CLASSES - 1));
+        assert_eq!(kind(MAX + 1, 8), Kind::Big((MAX + 1).next_multiple_of(page())));
+        assert_eq!(kind(64, 32), Kind::Big(page()));
+        assert_eq!(kind(64, page() * 2), Kind::Never);
+    }
+
+    /// A big block is a mapping of its own; the last one freed is given
+    /// again for the same length, another length gets a new one, and
+    /// `trim` unmaps the spare.
+    #[test]
+    fn big_blocks_are_mappings_and_the_last_freed_is_kept() {
+        let heap = Heap::new();
+        let l = Layout::from_size_align(64 * 1024, 8).unwrap();
+        // SAFETY: non-zero layouts; every block written within its size.
+        unsafe {
+            let a = heap.alloc(l);
+            assert_eq!(a as usize % page(), 0);
+            ptr::write_bytes(a, 3, l.size());
+            heap.dealloc(a, l);
+            assert_eq!(heap.alloc(l), a, "the spare, for the same length");
+            let other = Layout::from_size_align(40 * 1024 + 8, 8).unwrap();
+            heap.dealloc(a, l);
+            let b = heap.alloc(other);
+            assert_ne!(b, a);
+            ptr::write_bytes(b, 4, other.size());
+            assert_eq!(heap.trim(), l.size(), "the spare unmapped");
+            let grown = heap.realloc(b, other, 41 * 1024);
+            assert_eq!(grown, b, "the same pages: in place");
+            let moved = heap.realloc(grown, Layout::from_size_align(41 * 1024, 8).unwrap(), 100);
+            assert!(std::slice::from_raw_parts(moved, 100).iter().all(|x| *x == 4));
+            heap.dealloc(moved, Layout::from_size_align(100, 8).unwrap());
+        }
+    }
+
+    /// C's functions on the global heap: sizes kept in the header, calloc
+    /// zeroes a reused block, realloc keeps the contents, free(NULL) and
+    /// an overflowing calloc are C's.
+    #[test]
+    fn c_allocator_keeps_sizes_zeroes_and_moves() {
+        // SAFETY: C's contract, kept by each call.
+        unsafe {
+            let p = c_malloc(100);
+            assert_eq!(p as usize % MIN, 0);
+            ptr::write_bytes(p, 0xee, 100);
+            c_free(p);
+            let z = c_calloc(10, 10);
+            assert!(std::slice::from_raw_parts(z, 100).iter().all(|x| *x == 0), "calloc zeroes a reused block");
+            ptr::write_bytes(z, 9, 100);
+            let big = c_realloc(z, 100_000);
+            assert!(std::slice::from_raw_parts(big, 100).iter().all(|x| *x == 9));
+            ptr::write_bytes(big, 1, 100_000);
+            let small = c_realloc(big, 10);
+            assert!(std::slice::from_raw_parts(small, 10).iter().all(|x| *x == 1));
+            c_free(small);
+            c_free(ptr::null_mut());
+            assert!(c_calloc(usize::MAX / 2, 3).is_null());
+            assert!(c_malloc(usize::MAX).is_null());
+            let n = c_realloc(ptr::null_mut(), 8);
+            assert!(!n.is_null());
+            c_free(n);
+        }
     }
 
     /// `trim` unmaps free pages only: live blocks keep their contents,

@@ -113,7 +113,7 @@
 //! - Parsing the profile touches most of the program and deep stack frames,
 //!   so the parser runs out of line (also on SIGHUP) and its frames never
 //!   become part of the loop's. After the first pet of the loop,
-//!   `watchdog/memory.rs` gives those pages back: malloc_trim(0),
+//!   `watchdog/memory.rs` gives those pages back: the heap's free pages,
 //!   madvise(MADV_DONTNEED) on the dead part of the main stack and on the
 //!   program text (clean, re-read from the file when needed), and only then
 //!   applies `mlock` (mlockall(MCL_CURRENT|MCL_FUTURE)) and `rt_priority`
@@ -347,7 +347,7 @@ pub use cli::{parse as parse_args, Cli};
 pub use cmd::{dispatch, Io};
 pub use exit::Status;
 pub use firewall::load::ignore_hangup;
-pub use heap::Global;
+pub use heap::{c_calloc, c_free, c_malloc, c_realloc, Global};
 pub use logger::init as init_logger;
 pub use logger::Lines;
 pub use seam::dryrun::{DryRunFiles, DryRunNetif, DryRunNftables, DryRunRunner, DryRunSysctl, DryRunWatchdogPort};

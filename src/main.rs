@@ -27,6 +27,56 @@ use nasboot::{RealFiles, RealNetif, RealNftables, RealRunner, RealSysctl, RealWa
 #[global_allocator]
 static GLOBAL: nasboot::Global = nasboot::Global;
 
+/// C's allocator for the static musl builds: what musl allocates itself
+/// (a directory stream, a spawn's file actions, the environment) comes
+/// from the same heap, and musl's own allocator (mallocng, about 8 KiB of
+/// mips code) stays out of the binary. musl calls `__libc_malloc` and
+/// `__libc_free` where it must not call a replaced `malloc`
+/// (posix_spawn's file actions); here they are the same functions, so a
+/// block is always freed by the allocator that gave it. A musl member
+/// that still defined one of these would fail the link (a duplicate
+/// definition), not go unnoticed. glibc (SPARC) keeps its own.
+#[cfg(target_env = "musl")]
+mod c_allocator {
+    use std::ffi::c_void;
+
+    #[no_mangle]
+    unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+        // SAFETY: C's contract, passed on.
+        unsafe { nasboot::c_malloc(size).cast() }
+    }
+
+    #[no_mangle]
+    unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
+        // SAFETY: C's contract, passed on.
+        unsafe { nasboot::c_calloc(n, size).cast() }
+    }
+
+    #[no_mangle]
+    unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
+        // SAFETY: C's contract, passed on.
+        unsafe { nasboot::c_realloc(p.cast(), size).cast() }
+    }
+
+    #[no_mangle]
+    unsafe extern "C" fn free(p: *mut c_void) {
+        // SAFETY: C's contract, passed on.
+        unsafe { nasboot::c_free(p.cast()) }
+    }
+
+    #[no_mangle]
+    unsafe extern "C" fn __libc_malloc(size: usize) -> *mut c_void {
+        // SAFETY: C's contract, passed on.
+        unsafe { malloc(size) }
+    }
+
+    #[no_mangle]
+    unsafe extern "C" fn __libc_free(p: *mut c_void) {
+        // SAFETY: C's contract, passed on.
+        unsafe { free(p) }
+    }
+}
+
 #[no_mangle]
 pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     standard_fds_open();

@@ -8,9 +8,10 @@
 //!   (madvise(2));
 //! - the main stack below the current frame (dead: no handlers run on it):
 //!   madvise(MADV_DONTNEED), found through /proc/self/maps (proc(5));
-//! - the heap: nasboot's own allocator gives back its free pages
-//!   (src/heap.rs, `trim`); where the system allocator serves too (glibc,
-//!   for blocks over 16 KiB), malloc_trim(0) (malloc_trim(3)).
+//! - the heap: nasboot's own allocator gives back its free pages and the
+//!   big block it kept (src/heap.rs, `trim`); under glibc, whose allocator
+//!   still serves what C code allocates itself, also malloc_trim(0)
+//!   (malloc_trim(3)).
 //!
 //! Must run before mlockall (locked pages cannot be dropped). Failures are
 //! harmless and only logged at debug level.
