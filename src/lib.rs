@@ -105,6 +105,10 @@
 //!
 //! - The profile model has fixed capacities (`heapless`), and the profile is
 //!   never cloned.
+//! - The global allocator is nasboot's own (`heap.rs`): size classes on free
+//!   lists that keep their memory for the next allocation, a mapping of its
+//!   own for a block over 16 KiB. The musl builds give C's `malloc` and
+//!   `free` to it too (`main.rs`), so musl's allocator is not linked.
 //! - The watchdog's steady state allocates nothing per tick
 //!   (`tests/alloc_tick.rs`: 1000 ticks, zero allocations, with the logger
 //!   enabled).
