@@ -43,7 +43,7 @@ use std::io;
 use crate::config::net::Interface;
 use crate::config::types::{IfName, IpNet};
 use crate::config::Profile;
-use crate::seam::netif::{LinkState, RouteEntry};
+use crate::seam::netif::{LinkInfo, LinkState, RouteEntry};
 use crate::seam::Seams;
 
 pub(crate) use error::{Error, VirtOp};
@@ -178,14 +178,14 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     let mut all_addrs: Option<Result<Vec<(u32, IpNet)>, Errno>> = None;
     for iface in p.interface.iter() {
         let name = iface.name.get_ref().clone();
-        let listed = out.virt.links.as_ref().map_or(true, |all| all.iter().any(|l| l.name == name));
-        let link = match listed.then(|| seams.netif.link(&name)) {
-            None => None,
-            Some(Ok(l)) => l,
-            Some(Err(e)) => {
+        // Its state from the dump's message, which holds all that five
+        // ioctls by name would read; by name only where the dump failed.
+        let link = match &out.virt.links {
+            Ok(all) => all.iter().find(|l| l.name == name).map(LinkInfo::state),
+            Err(_) => seams.netif.link(&name).unwrap_or_else(|e| {
                 log::warn!("{name}: cannot read the link: {e}");
                 None
-            }
+            }),
         };
         let mut o = IfObserved {
             name: name.clone(),

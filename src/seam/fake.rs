@@ -358,6 +358,11 @@ impl FakeNetif {
                 kind: l.kind.clone().unwrap_or(Kind::Device),
                 hwtype: l.state.hwtype,
                 up: l.state.up,
+                carrier: l.state.carrier,
+                promisc: l.state.promisc,
+                mtu: l.state.mtu,
+                txqueuelen: l.state.txqueuelen,
+                mac: l.state.mac,
                 master: l.master,
                 alias: l.alias.clone(),
             })

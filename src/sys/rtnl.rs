@@ -23,10 +23,13 @@ pub(crate) const IFINFOMSG_LEN: usize = 16;
 pub(crate) const NLA_HDRLEN: usize = 4;
 
 // IFLA_* (enum in if_link.h).
+pub(crate) const IFLA_ADDRESS: u16 = 1;
 pub(crate) const IFLA_IFNAME: u16 = 3;
+pub(crate) const IFLA_MTU: u16 = 4;
 pub(crate) const IFLA_LINK: u16 = 5;
 pub(crate) const IFLA_MASTER: u16 = 10;
 pub(crate) const IFLA_LINKINFO: u16 = 18;
+pub(crate) const IFLA_TXQLEN: u16 = 13;
 pub(crate) const IFLA_IFALIAS: u16 = 20;
 // IFLA_INFO_* inside IFLA_LINKINFO.
 pub(crate) const IFLA_INFO_KIND: u16 = 1;
@@ -104,8 +107,10 @@ pub(crate) fn rtmsg(out: &mut Vec<u8>, family: u8, prefix: u8, scope: u8) {
     out.extend_from_slice(&[0; 4]);
 }
 
-/// IFF_UP (include/uapi/linux/if.h).
+/// IFF_UP, IFF_RUNNING, IFF_PROMISC (include/uapi/linux/if.h).
 pub(crate) const IFF_UP: u32 = 1;
+pub(crate) const IFF_RUNNING: u32 = 0x40;
+pub(crate) const IFF_PROMISC: u32 = 0x100;
 
 fn align(n: usize) -> usize {
     (n + 3) & !3

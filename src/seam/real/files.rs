@@ -39,18 +39,50 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 /// nasboot reads is such a file, and on the emulated 24K each system call
 /// is a measurable part of the observation (scripts/README.md, "Boot to
 /// protected"). A new buffer gets 1 KiB of room for the first read, enough
-/// for the /proc and /sys values; bigger files grow it as `read_to_end`
-/// does.
+/// for the /proc and /sys values; a full buffer doubles.
+///
+/// A sysctl (/proc/sys) or sysfs attribute (/sys) gives its whole value to
+/// the first read that has room for it (proc_sys_call_handler and
+/// sysfs_kf_read format the value at once, up to a page), so a shorter
+/// read there is the end: one read(2), not a second that returns 0. Any
+/// other file is read until read(2) returns 0 (a seq_file in /proc/net
+/// gives a page at a time).
 pub(crate) fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
-    use std::io::Read;
+    use nix::libc;
+    use std::os::fd::AsRawFd;
     buf.clear();
     // A caller's own buffer (the health check's, reused every pet) keeps
-    // its size; it only needs room for more than the probe's 32 bytes.
+    // its size.
     if buf.capacity() < 64 {
         buf.reserve(1024);
     }
-    // `Take` hides the file, so `read_to_end` does not stat it.
-    open_read(path)?.take(u64::MAX).read_to_end(buf).map(drop)
+    let whole_at_once = path.starts_with("/proc/sys") || path.starts_with("/sys");
+    let file = open_read(path)?;
+    loop {
+        if buf.len() == buf.capacity() {
+            buf.reserve(buf.capacity());
+        }
+        let room = buf.capacity() - buf.len();
+        // SAFETY: the spare capacity is `room` writable bytes; read(2)
+        // writes at most that many, and only those it reports are kept.
+        let n = unsafe { libc::read(file.as_raw_fd(), buf.as_mut_ptr().add(buf.len()).cast(), room) };
+        match n {
+            0 => return Ok(()),
+            n if n > 0 => {
+                // SAFETY: read(2) initialised these n bytes.
+                unsafe { buf.set_len(buf.len() + n as usize) };
+                if whole_at_once && (n as usize) < room {
+                    return Ok(());
+                }
+            }
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
 }
 
 /// Open `path` for reading in one system call. musl's open(3) follows
@@ -61,17 +93,26 @@ pub(crate) fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
 /// closes it a few reads later, and nasboot, on its one thread, starts no
 /// process meanwhile.
 fn open_read(path: &Path) -> io::Result<fs::File> {
+    open_at(path, nix::libc::O_RDONLY, 0)
+}
+
+/// openat(2) of `path` with `flags` (and O_CLOEXEC, O_LARGEFILE), `mode`
+/// for a file it creates, in one system call (`open_read` says why).
+fn open_at(path: &Path, flags: nix::libc::c_int, mode: nix::libc::mode_t) -> io::Result<fs::File> {
     use nix::libc;
     use std::os::fd::FromRawFd;
     use std::os::unix::ffi::OsStrExt;
     let bytes = path.as_os_str().as_bytes();
     let mut c = [0u8; 256];
     if bytes.len() >= c.len() || bytes.contains(&0) {
-        return fs::File::open(path); // std's own checks and messages
+        // std's own checks and messages.
+        return fs::OpenOptions::new().read(true).custom_flags(flags).mode(mode).open(path);
     }
     c[..bytes.len()].copy_from_slice(bytes);
     // SAFETY: `c` is NUL-terminated; openat(2) reads only the path.
-    let fd = unsafe { libc::syscall(libc::SYS_openat, libc::AT_FDCWD, c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | libc::O_LARGEFILE) };
+    let fd = unsafe {
+        libc::syscall(libc::SYS_openat, libc::AT_FDCWD, c.as_ptr(), flags | libc::O_CLOEXEC | libc::O_LARGEFILE, libc::c_uint::from(mode))
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -161,11 +202,24 @@ impl Files for RealFiles {
 
     fn lock(&mut self, path: &Path, wait: bool) -> io::Result<Lock> {
         let real = self.root.at(path);
-        if let Some(dir) = real.parent() {
-            fs::create_dir_all(dir)?;
-        }
-        // Close-on-exec (std's default): the tools nasboot runs never hold it.
-        let mut f = fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600).open(&real)?;
+        // Close-on-exec: the tools nasboot runs never hold it. Its
+        // directory is made only when it is missing (once a boot, on a
+        // tmpfs /run): one openat(2) on every later run, where mkdir(2),
+        // statx(2), open(2) and musl's fcntl(F_SETFD) were four.
+        let open = || open_at(&real, nix::libc::O_RDWR | nix::libc::O_CREAT, 0o600);
+        let mut f = match open() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Some(dir) = real.parent() {
+                    fs::create_dir_all(dir)?;
+                }
+                open()?
+            }
+            other => other?,
+        };
+        // Unlocked explicitly when dropped (Flock's LOCK_UN): on a kernel
+        // before 2.6.23, which ignores O_CLOEXEC, a tool started during the
+        // apply (a DHCP client that lives on) shares the descriptor, and
+        // must not keep the lock held.
         let how = if wait { FlockArg::LockExclusive } else { FlockArg::LockExclusiveNonblock };
         loop {
             match Flock::lock(f, how) {
@@ -201,6 +255,15 @@ mod tests {
         // A file that reports size 0 and is generated as it is read.
         let stat = read(Path::new("/proc/self/stat")).unwrap();
         assert!(stat.ends_with(b"\n") && stat.len() > 50, "{}", String::from_utf8_lossy(&stat));
+        // A sysctl and a sysfs attribute, in one read each, whole.
+        for p in ["/proc/sys/kernel/osrelease", "/proc/sys/net/ipv4/ip_local_port_range", "/sys/kernel/mm/transparent_hugepage/enabled"] {
+            if let Ok(want) = fs::read(p) {
+                assert_eq!(read(Path::new(p)).unwrap(), want, "{p}");
+            }
+        }
+        // A seq_file of many pages (a page per read(2)) is read to its end.
+        let maps = read(Path::new("/proc/self/smaps")).unwrap();
+        assert!(maps.len() > 8192 && maps.ends_with(b"\n"), "{}", maps.len());
         let mut buf = b"old".to_vec();
         read_into(Path::new("/proc/self/comm"), &mut buf).unwrap();
         assert!(!buf.starts_with(b"old") && buf.ends_with(b"\n"));

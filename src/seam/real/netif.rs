@@ -291,4 +291,21 @@ mod tests {
         let lo = links.iter().find(|l| l.name.as_str() == "lo").expect("lo in every namespace");
         assert_eq!((lo.index, lo.hwtype), (1, crate::seam::netif::ARPHRD_LOOPBACK), "{links:?}");
     }
+
+    /// The observation takes each link's state from the dump's message
+    /// instead of five ioctls by name: for every link of this namespace
+    /// (loopback at least; a host's NICs, bridges and tunnels where the
+    /// tests run outside one), the two agree field for field.
+    #[test]
+    fn the_dump_gives_each_link_the_state_its_ioctls_read() {
+        let mut netif = RealNetif::new();
+        let links = netif.link_infos().unwrap();
+        assert!(!links.is_empty());
+        for l in &links {
+            let by_name = netif.link(&l.name).unwrap().expect("a listed link");
+            assert_eq!(l.state(), by_name, "{}", l.name);
+        }
+        let lo = links.iter().find(|l| l.name.as_str() == "lo").expect("lo");
+        assert!(lo.mtu >= 1280, "{lo:?}");
+    }
 }

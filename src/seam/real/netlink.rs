@@ -17,8 +17,9 @@ use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 use crate::config::types::{IfName, IpNet};
 use crate::seam::netif::{Kind, LinkInfo, NewLink, Qdisc, RouteEntry, TcList, TcObject, TcOp, OURS};
 use crate::sys::rtnl::{
-    self, IFA_ADDRESS, IFA_BROADCAST, IFA_LOCAL, IFLA_BR_STP_STATE, IFLA_IFALIAS, IFLA_IFNAME, IFLA_INFO_DATA, IFLA_INFO_KIND, IFLA_LINK,
-    IFLA_LINKINFO, IFLA_MASTER, IFLA_VLAN_ID, RTA_DST, RTA_GATEWAY, RTA_OIF, RTA_PRIORITY, RTA_TABLE,
+    self, IFA_ADDRESS, IFA_BROADCAST, IFA_LOCAL, IFLA_ADDRESS, IFLA_BR_STP_STATE, IFLA_IFALIAS, IFLA_IFNAME, IFLA_INFO_DATA,
+    IFLA_INFO_KIND, IFLA_LINK, IFLA_LINKINFO, IFLA_MASTER, IFLA_MTU, IFLA_TXQLEN, IFLA_VLAN_ID, RTA_DST, RTA_GATEWAY, RTA_OIF,
+    RTA_PRIORITY, RTA_TABLE,
 };
 use crate::sys::tc;
 
@@ -272,6 +273,7 @@ impl Rtnl {
 fn link_info(payload: &[u8]) -> Option<LinkInfo> {
     let index = rtnl::ifinfomsg_index(payload)?;
     let (mut name, mut link, mut master, mut alias) = (None, 0, None, None);
+    let (mut mtu, mut txqueuelen, mut mac) = (0, 0, [0u8; 6]);
     let mut kind = Kind::Device;
     for (k, v) in rtnl::attrs(payload.get(rtnl::IFINFOMSG_LEN..)?) {
         match k {
@@ -280,15 +282,35 @@ fn link_info(payload: &[u8]) -> Option<LinkInfo> {
             IFLA_MASTER => master = rtnl::u32_value(v).filter(|m| *m != 0),
             IFLA_IFALIAS => alias = Some(rtnl::str_value(v).to_string()),
             IFLA_LINKINFO => kind = link_kind(v),
+            IFLA_MTU => mtu = rtnl::u32_value(v).unwrap_or(0),
+            IFLA_TXQLEN => txqueuelen = rtnl::u32_value(v).unwrap_or(0),
+            IFLA_ADDRESS => {
+                for (dst, src) in mac.iter_mut().zip(v) {
+                    *dst = *src;
+                }
+            }
             _ => {}
         }
     }
     if let Kind::Vlan { link: l, .. } = &mut kind {
         *l = link;
     }
-    let up = rtnl::ifinfomsg_flags(payload).is_some_and(|f| f & rtnl::IFF_UP != 0);
+    let flags = rtnl::ifinfomsg_flags(payload).unwrap_or(0);
     let hwtype = rtnl::ifinfomsg_type(payload)?;
-    Some(LinkInfo { index, name: name?, kind, hwtype, up, master, alias })
+    Some(LinkInfo {
+        index,
+        name: name?,
+        kind,
+        hwtype,
+        up: flags & rtnl::IFF_UP != 0,
+        carrier: flags & rtnl::IFF_RUNNING != 0,
+        promisc: flags & rtnl::IFF_PROMISC != 0,
+        mtu,
+        txqueuelen,
+        mac,
+        master,
+        alias,
+    })
 }
 
 fn link_kind(info: &[u8]) -> Kind {
