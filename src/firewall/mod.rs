@@ -584,7 +584,39 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     if backend == Backend::Iptables || now.flowtable == Some(false) {
         m.flowtable = false;
     }
-    let mut instead = auto_ingress(&m, backend, now).then(|| {
+    let auto = auto_ingress(&m, backend, now);
+    m.ingress |= auto;
+    let tool_present = match backend {
+        Backend::Nftables => now.offer.nft || now.via == Via::Netlink,
+        Backend::Iptables => now.offer.iptables_restore,
+    };
+    if m.kind == Kind::Off && (!tool_present || now.ours_loaded == Some(false)) {
+        return Vec::new();
+    }
+    let then = if m.forward {
+        crate::sysctl::plan(&crate::sysctl::Scope::Global, forwarding_wanted(now.ipv6), &now.forwarding)
+    } else {
+        Vec::new()
+    };
+    // The same rule set, loaded by nasboot and untouched since: nothing to
+    // do (with the forwarding sysctls as they should be). Told from the
+    // rules alone, before any text is rendered: a settled boot renders
+    // none (on the emulated 24K, the text of the router's rule set and of
+    // its input-chain alternative cost more than the check).
+    let mut built = None;
+    if let (Backend::Nftables, Via::Netlink, Some(loaded), true) = (backend, now.via, &now.loaded, then.is_empty()) {
+        let rs = rules::build(&m);
+        if native::unchanged(&rs, loaded) {
+            return Vec::new();
+        }
+        built = Some(rs);
+    }
+    let rules = match built {
+        Some(rs) => nft_rule_set(rs, String::with_capacity(2048), now.ipv6, now.via),
+        None => render(&m, backend, now),
+    };
+    let mut instead = auto.then(|| {
+        m.ingress = false;
         let input = render(&m, backend, now);
         m.ingress = true;
         Instead { rules: input, what: "the input chain instead (hook = \"auto\")" }
@@ -598,27 +630,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
             what: "the rule set without the flowtable instead (flow_offload = \"auto\")",
         });
     }
-    let tool_present = match backend {
-        Backend::Nftables => now.offer.nft || now.via == Via::Netlink,
-        Backend::Iptables => now.offer.iptables_restore,
-    };
-    if m.kind == Kind::Off && (!tool_present || now.ours_loaded == Some(false)) {
-        return Vec::new();
-    }
     let fallback_lan = (m.kind != Kind::Off).then(|| m.lan_ifaces.clone());
-    let then = if m.forward {
-        crate::sysctl::plan(&crate::sysctl::Scope::Global, forwarding_wanted(now.ipv6), &now.forwarding)
-    } else {
-        Vec::new()
-    };
-    let rules = render(&m, backend, now);
-    // The same rule set, loaded by nasboot and untouched since: nothing to
-    // do (with the forwarding sysctls as they should be).
-    if let (Native::Rules(rs), Via::Netlink, Some(loaded), true) = (&rules.native, rules.via, &now.loaded, then.is_empty()) {
-        if native::unchanged(rs, loaded) {
-            return Vec::new();
-        }
-    }
     vec![Action::Load { rules, fallback_lan, instead, then }]
 }
 
