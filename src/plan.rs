@@ -126,6 +126,17 @@ pub(crate) struct Plan {
 }
 
 /// Build the plan. Pure: the same profile and state give the same plan.
+/// The watchdog's actions and the netdev phase's (the bridges, VLANs and
+/// IFBs to create or remove) alone: what `apply` does before it observes
+/// the board again, without the rest of a plan that would be made again
+/// then (the firewall's rule sets above all). Pure.
+pub(crate) fn plan_head(p: &Profile, now: &Observed) -> Plan {
+    let mut out = Plan::default();
+    out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
+    out.actions.extend(net::plan(p, &now.net).into_iter().filter(|a| matches!(a, net::Action::Virt(_))).map(Action::Net));
+    out
+}
+
 pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
     let mut out = Plan::default();
     out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));

@@ -12,28 +12,29 @@ use crate::seam::Seams;
 
 /// Observe, plan and apply a loaded profile. When the plan creates or
 /// removes bridges and VLANs, those steps (and the watchdog's) are applied
-/// first, then the board is observed and planned again, so that the rest
-/// works on the new links' real indices and states.
+/// first, then the board is observed again and the rest planned, so that
+/// it works on the new links' real indices and states (and is planned
+/// once: the firewall's rule sets are the costly part of a plan).
 pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Report {
     let now = plan::observe(p, seams);
-    let mut plan = plan::plan(p, &now);
-    for n in &plan.notes {
-        let _ = writeln!(io.err, "nasboot: note: {n}");
-    }
-    // A dry run creates nothing, so it goes through the first plan, whose
+    // A dry run creates nothing, so it goes through one whole plan, whose
     // new links are planned as they will be (index 0: not created yet).
-    let report = if !cli.dry_run && plan.actions.iter().any(|a| a.phase() == Phase::Netdev) {
-        let rest = plan.actions.iter().position(|a| a.phase() > Phase::Netdev).unwrap_or(plan.actions.len());
-        plan.actions.truncate(rest);
-        let mut report = apply::apply(&plan, seams);
+    let head = plan::plan_head(p, &now);
+    let (plan, report) = if !cli.dry_run && head.actions.iter().any(|a| a.phase() == Phase::Netdev) {
+        let mut report = apply::apply(&head, seams);
         let now = plan::observe_again(p, now, seams);
         let mut again = plan::plan(p, &now);
+        say_notes(&again, io);
         again.actions.retain(|a| a.phase() > Phase::Netdev);
         apply::apply_more(&again, &mut report, seams);
+        let mut plan = head;
         plan.actions.extend(again.actions);
-        report
+        (plan, report)
     } else {
-        apply::apply(&plan, seams)
+        let plan = plan::plan(p, &now);
+        say_notes(&plan, io);
+        let report = apply::apply(&plan, seams);
+        (plan, report)
     };
     for e in &report.errors {
         let _ = writeln!(io.err, "nasboot: {e}");
@@ -42,6 +43,12 @@ pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &
         let _ = writeln!(io.out, "applied {} action(s): {}", plan.actions.len(), report.status);
     }
     report
+}
+
+fn say_notes(plan: &plan::Plan, io: &mut Io<'_>) {
+    for n in &plan.notes {
+        let _ = writeln!(io.err, "nasboot: note: {n}");
+    }
 }
 
 pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
