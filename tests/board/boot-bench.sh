@@ -225,7 +225,9 @@ done
 #             (nasboot's own share of a boot; the watchdog opened and
 #             closed)
 #   exportfs  `exportfs -ra` of the export table nasboot wrote (the NAS)
-#   plan-before, apply-before
+#   boot      `nasboot -q run --background` from the reset state (a
+#             timed run's boot, without its -v), the daemon then stopped
+#   plan-before, apply-before, boot-before
 #             the same with /usr/local/bin/nasboot-before, where
 #             bench-boot --before put another build
 # and, from each timed run's end, "bench-cpu: VARIANT udhcpc TICKS": the
@@ -262,6 +264,17 @@ if [ "${PARTS:-0}" -gt 0 ]; then
                 part "$v" apply-before /usr/local/bin/nasboot-before -q -c "$prof" apply
             fi
             if [ "$v" = nasboot-nas ] && [ "$NFS" = 1 ]; then part "$v" exportfs exportfs -ra; fi
+            # The boot itself, from the reset state (as a timed run, less
+            # its -v), the daemon stopped after: with --before, the two
+            # builds' boots in the same rounds.
+            reset "$v"
+            part "$v" boot nasboot -q -c "$prof" run --background --pidfile /run/nasboot.pid
+            stop nasboot
+            if [ -e /usr/local/bin/nasboot-before ]; then
+                reset "$v"
+                part "$v" boot-before /usr/local/bin/nasboot-before -q -c "$prof" run --background --pidfile /run/nasboot.pid
+                stop nasboot-before
+            fi
             r=$((r + 1))
         done
     done
