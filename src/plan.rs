@@ -125,7 +125,6 @@ pub(crate) struct Plan {
     pub notes: Vec<String>,
 }
 
-/// Build the plan. Pure: the same profile and state give the same plan.
 /// The watchdog's actions and the netdev phase's (the bridges, VLANs and
 /// IFBs to create or remove) alone: what `apply` does before it observes
 /// the board again, without the rest of a plan that would be made again
@@ -137,6 +136,7 @@ pub(crate) fn plan_head(p: &Profile, now: &Observed) -> Plan {
     out
 }
 
+/// Build the plan. Pure: the same profile and state give the same plan.
 pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
     let mut out = Plan::default();
     out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
