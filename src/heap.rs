@@ -16,7 +16,8 @@
 //! short-lived command once used stays mapped until it exits.
 //! A block over `MAX` bytes, or aligned over 16, is a mapping of its own,
 //! rounded up to whole pages; the last one freed is kept for the next of
-//! the same length (a netlink receive buffer, asked for once a request).
+//! the same length (a netlink receive buffer, asked for once a request),
+//! except in the watchdog daemon once it has trimmed its heap.
 //!
 //! The static musl builds also route C's `malloc`, `calloc`, `realloc`
 //! and `free` here ([`c_malloc`] and the rest, exported by src/main.rs),
@@ -230,10 +231,13 @@ impl State {
         map(len)
     }
 
+    /// Keep a freed big block as the spare, unmapping the one before; once
+    /// trimmed (the watchdog daemon, whose memory is locked), keep none.
     fn give_big(&mut self, block: *mut u8, len: usize) {
-        let (old, old_len) = std::mem::replace(&mut self.spare, (block as usize, len));
+        let (old, old_len) =
+            if self.chunk == 0 { std::mem::replace(&mut self.spare, (block as usize, len)) } else { (block as usize, len) };
         if old_len > 0 {
-            // SAFETY: the spare was a whole mapping of that length, unused.
+            // SAFETY: a whole mapping of that length, which nothing uses.
             unsafe { nix::libc::munmap(old as *mut nix::libc::c_void, old_len) };
         }
     }
@@ -440,6 +444,10 @@ mod tests {
             assert_ne!(b, a);
             ptr::write_bytes(b, 4, other.size());
             assert_eq!(heap.trim(), l.size(), "the spare unmapped");
+            // Trimmed (the daemon's): a freed big block is unmapped, not kept.
+            let c = heap.alloc(l);
+            heap.dealloc(c, l);
+            assert_eq!(heap.trim(), 0, "no spare after trim");
             let grown = heap.realloc(b, other, 41 * 1024);
             assert_eq!(grown, b, "the same pages: in place");
             let moved = heap.realloc(grown, Layout::from_size_align(41 * 1024, 8).unwrap(), 100);
