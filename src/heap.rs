@@ -23,7 +23,7 @@
 //! and `free` here ([`c_malloc`] and the rest, exported by src/main.rs),
 //! for what musl itself allocates (a directory stream, a spawn's file
 //! actions, the environment): musl's allocator then stays out of the
-//! binary (about 8 KiB of mips code). The glibc builds keep glibc's for C.
+//! binary (about 9 KiB of the mips one). The glibc builds keep glibc's for C.
 //! Thread-safe behind a spin lock, which nothing contends: nasboot runs
 //! on one thread (the runner polls its tools' pipes, src/seam/real/runner.rs).
 //!

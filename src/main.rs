@@ -29,8 +29,8 @@ static GLOBAL: nasboot::Global = nasboot::Global;
 
 /// C's allocator for the static musl builds: what musl allocates itself
 /// (a directory stream, a spawn's file actions, the environment) comes
-/// from the same heap, and musl's own allocator (mallocng, about 8 KiB of
-/// mips code) stays out of the binary. musl calls `__libc_malloc` and
+/// from the same heap, and musl's own allocator (mallocng, about 9 KiB on
+/// mips) stays out of the binary. musl calls `__libc_malloc` and
 /// `__libc_free` where it must not call a replaced `malloc`
 /// (posix_spawn's file actions); here they are the same functions, so a
 /// block is always freed by the allocator that gave it. A musl member
