@@ -301,8 +301,17 @@ mod tests {
         let mut netif = RealNetif::new();
         let links = netif.link_infos().unwrap();
         assert!(!links.is_empty());
+        // Known gap, qemu-user's and not the kernel's: for ppc, sparc and
+        // sparc64 guests qemu converts SIOCGIFTXQLEN's int as a 16-bit
+        // field, and the queue length arrives 16 bits up (1000 as
+        // 65,536,000); the dump, which it converts as a 32-bit attribute,
+        // is right. qemu-mips and the real kernels agree with the dump.
+        let qemu_user = std::env::var_os("NASBOOT_QEMU_USER").is_some();
         for l in &links {
-            let by_name = netif.link(&l.name).unwrap().expect("a listed link");
+            let mut by_name = netif.link(&l.name).unwrap().expect("a listed link");
+            if qemu_user && by_name.txqueuelen == l.txqueuelen << 16 {
+                by_name.txqueuelen = l.txqueuelen;
+            }
             assert_eq!(l.state(), by_name, "{}", l.name);
         }
         let lo = links.iter().find(|l| l.name.as_str() == "lo").expect("lo");
