@@ -302,9 +302,10 @@ mod tests {
         let links = netif.link_infos().unwrap();
         assert!(!links.is_empty());
         // Known gap, qemu-user's and not the kernel's: for ppc, sparc and
-        // sparc64 guests qemu converts SIOCGIFTXQLEN's int as a 16-bit
-        // field, and the queue length arrives 16 bits up (1000 as
-        // 65,536,000); the dump, which it converts as a 32-bit attribute,
+        // sparc64 guests qemu converts SIOCGIFTXQLEN's ifreq union as a
+        // sockaddr (linux-user/ioctls.h: a 16-bit family swapped, then
+        // bytes as they are), so the int arrives 16 bits up (1000 as
+        // 65,536,000); the dump, whose attribute it converts as 32 bits,
         // is right. qemu-mips and the real kernels agree with the dump.
         let qemu_user = std::env::var_os("NASBOOT_QEMU_USER").is_some();
         for l in &links {
