@@ -12,6 +12,12 @@
 
 BOARD_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BOARD_CACHE=${BOARD_CACHE:-$BOARD_REPO/target/board}
+# The mipsel board's downloaded Debian packages (its kernel, BusyBox, the
+# user space the suites and benches put into the initramfs), kept outside
+# the clone: a fresh clone (CI's) unpacks them from here instead of
+# downloading them again. A package's file name carries its version, and
+# the archive never changes a version's contents, so the name is the key.
+BOARD_DEBS=${BOARD_DEBS:-${NASBOOT_CACHE:-/var/cache/nasboot}/debs-mipsel}
 BOARD_QEMU=${BOARD_QEMU:-} # board_select's default unless set
 
 # Exit codes of `scripts/board run` (also printed as "board: outcome=...").

@@ -26,7 +26,7 @@ board_debs_closure() {
 
 # board_debs_download PKG: PKG's mipsel (or arch: all) .deb into the cache.
 board_debs_download() {
-    local debs=$BOARD_CACHE/debs
+    local debs=$BOARD_DEBS
     compgen -G "$debs/${1}_*_mipsel.deb" >/dev/null && return 0
     compgen -G "$debs/${1}_*_all.deb" >/dev/null && return 0
     board_need_root "downloading $1:mipsel"
@@ -72,7 +72,7 @@ board_debs_tree() {
     mkdir -p "$tree"
     for p in "${pkgs[@]}"; do
         board_debs_download "$p"
-        for deb in "$BOARD_CACHE/debs/${p}_"*_mipsel.deb "$BOARD_CACHE/debs/${p}_"*_all.deb; do
+        for deb in "$BOARD_DEBS/${p}_"*_mipsel.deb "$BOARD_DEBS/${p}_"*_all.deb; do
             [ -f "$deb" ] || continue
             dpkg -x "$deb" "$tree" || board_die "dpkg -x $deb failed"
         done

@@ -87,7 +87,7 @@ board_fetch() {
     local kver=${kpkg#linux-image-}
     board_say "kernel package $kpkg"
 
-    local debs=$BOARD_CACHE/debs
+    local debs=$BOARD_DEBS
     mkdir -p "$debs"
     local want
     for want in "$kpkg" busybox-static; do
