@@ -20,7 +20,9 @@
 # - SIOCGIFTXQLEN/SIOCSIFTXQLEN are translated as if ifr_qlen were a short
 #   (the kernel's is an int): on big-endian guests 1000 reads as 65536000
 #   and sets fail with EINVAL. Real big-endian kernels are right; the
-#   foreign big-endian runs leave txqueuelen out and check the quirk.
+#   foreign big-endian runs leave txqueuelen out. nasboot reads a link's
+#   state from the RTM_GETLINK dump, which qemu converts right, so their
+#   status shows the real 1000.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
@@ -280,7 +282,7 @@ for t in $targets; do
 	if [ "$qlen" = 1 ]; then
 		t_has "$t: status shows link states" "eth1: up carrier mtu 1450 txqueuelen 2000 mac 02:00:00:00:10:01" "$out"
 	else
-		t_has "$t: status shows link states (qemu-user: txqueuelen 1000 read as 1000<<16)" "eth1: up carrier mtu 1450 txqueuelen 65536000 mac 02:00:00:00:10:01" "$out"
+		t_has "$t: status shows link states (the dump's txqueuelen, not qemu-user's 1000<<16 by ioctl)" "eth1: up carrier mtu 1450 txqueuelen 1000 mac 02:00:00:00:10:01" "$out"
 	fi
 	t_eq "$t: status: no links change pending" "" "$(links_lines "$out")"
 

@@ -301,12 +301,12 @@ mod tests {
         let mut netif = RealNetif::new();
         let links = netif.link_infos().unwrap();
         assert!(!links.is_empty());
-        // Known gap, qemu-user's and not the kernel's: for ppc, sparc and
-        // sparc64 guests qemu converts SIOCGIFTXQLEN's ifreq union as a
-        // sockaddr (linux-user/ioctls.h: a 16-bit family swapped, then
-        // bytes as they are), so the int arrives 16 bits up (1000 as
-        // 65,536,000); the dump, whose attribute it converts as 32 bits,
-        // is right. qemu-mips and the real kernels agree with the dump.
+        // Known gap, qemu-user's and not the kernel's: for big-endian
+        // guests qemu converts SIOCGIFTXQLEN's ifreq union as a sockaddr
+        // (linux-user/ioctls.h: a 16-bit family swapped, then bytes as they
+        // are), so the int arrives 16 bits up (1000 as 65,536,000); the
+        // dump, whose attribute it converts as 32 bits, is right, as the
+        // real kernels are both ways (tests/net/links.sh).
         let qemu_user = std::env::var_os("NASBOOT_QEMU_USER").is_some();
         for l in &links {
             let mut by_name = netif.link(&l.name).unwrap().expect("a listed link");
