@@ -47,7 +47,8 @@ dpkg-deb --root-owner-group -Zxz --build "$work/re" "$work/nasboot_${v3}_mipsel.
 
 # The board's dpkg database: the Debian packages in the guest, installed,
 # with their file lists.
-cache=${BOARD_CACHE:-$T_TOP/target/board}/debs
+# (scripts/board downloads them there: BOARD_DEBS in scripts/lib/board.sh.)
+cache=${BOARD_DEBS:-${NASBOOT_CACHE:-/var/cache/nasboot}/debs-mipsel}
 mkdir -p "$work/info"
 : >"$work/status"
 lists=()
