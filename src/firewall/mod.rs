@@ -553,7 +553,7 @@ pub(crate) fn observe_again(p: &Profile, seen: &mut Observed, all_links: Option<
 
 /// Every interface but loopback, with its link type.
 fn links(all: &[LinkInfo]) -> Vec<(IfName, u16)> {
-    all.iter().filter(|l| l.hwtype != ARPHRD_LOOPBACK).map(|l| (l.name.clone(), l.hwtype)).collect()
+    all.iter().filter(|l| l.state.hwtype != ARPHRD_LOOPBACK).map(|l| (l.name.clone(), l.state.hwtype)).collect()
 }
 
 /// `hook = "auto"`: whether the ingress hooks filter everything the input

@@ -43,7 +43,7 @@ use std::io;
 use crate::config::net::Interface;
 use crate::config::types::{IfName, IpNet};
 use crate::config::Profile;
-use crate::seam::netif::{LinkInfo, LinkState, RouteEntry};
+use crate::seam::netif::{LinkState, RouteEntry};
 use crate::seam::Seams;
 
 pub(crate) use error::{Error, VirtOp};
@@ -181,7 +181,7 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         // Its state from the dump's message, which holds all that five
         // ioctls by name would read; by name only where the dump failed.
         let link = match &out.virt.links {
-            Ok(all) => all.iter().find(|l| l.name == name).map(LinkInfo::state),
+            Ok(all) => all.iter().find(|l| l.name == name).map(|l| l.state.clone()),
             Err(_) => seams.netif.link(&name).unwrap_or_else(|e| {
                 log::warn!("{name}: cannot read the link: {e}");
                 None

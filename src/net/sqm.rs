@@ -322,7 +322,7 @@ fn shape(dev: &IfName, want: Shaper, now: Option<Option<Shaper>>, ops: &mut Vec<
 pub(crate) fn plan(p: &Profile, links: &[LinkInfo], now: &Observed) -> (Vec<Action>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    let index_of = |n: &IfName| links.iter().find(|l| &l.name == n).map(|l| l.index);
+    let index_of = |n: &IfName| links.iter().find(|l| &l.name == n).map(|l| l.state.index);
     let mut kept: Vec<IfName> = Vec::new();
     let has = |i: usize| now.modules[i];
     for (dev, s) in sqm_wans(p) {
@@ -384,18 +384,18 @@ pub(crate) fn plan(p: &Profile, links: &[LinkInfo], now: &Observed) -> (Vec<Acti
                 Some(_) => {}
                 None => ops.push(Op::CreateIfb(ifb.clone())),
             }
-            if !link.is_some_and(|l| l.up) {
+            if !link.is_some_and(|l| l.state.up) {
                 ops.push(Op::Up(ifb.clone()));
             }
             let ifb_root = match link {
-                Some(l) => current(l.index, now).unwrap_or(Some(None)),
+                Some(l) => current(l.state.index, now).unwrap_or(Some(None)),
                 None => None,
             };
             shape(&ifb, shaper(s, k.get_ref().0, true, cake), ifb_root, &mut ops);
             let ingress = now.qdiscs.iter().any(|q| q.index == index && q.parent == TC_H_INGRESS);
             let redirected = link.is_some_and(|l| {
                 now.more.iter().any(|f| {
-                    f.index == index && f.prio == crate::sys::tc::REDIRECT_PRIO && f.kind == TcKind::U32 { redirect: Some(l.index) }
+                    f.index == index && f.prio == crate::sys::tc::REDIRECT_PRIO && f.kind == TcKind::U32 { redirect: Some(l.state.index) }
                 })
             });
             if !redirected {
@@ -422,11 +422,11 @@ pub(crate) fn plan(p: &Profile, links: &[LinkInfo], now: &Observed) -> (Vec<Acti
         let mut ops = Vec::new();
         if is_our_ifb(l) && !ifb_kept {
             let wan = l.name.as_str().strip_prefix("ifb4").and_then(|w| links.iter().find(|o| o.name.as_str() == w));
-            if let Some(w) = wan.filter(|w| now.qdiscs.iter().any(|q| q.index == w.index && q.parent == TC_H_INGRESS)) {
+            if let Some(w) = wan.filter(|w| now.qdiscs.iter().any(|q| q.index == w.state.index && q.parent == TC_H_INGRESS)) {
                 ops.push(Op::Tc(TcOp::Delete { dev: w.name.clone(), parent: TC_H_INGRESS, handle: INGRESS_HANDLE }));
             }
             ops.push(Op::RemoveIfb(l.name.clone()));
-        } else if !ifb_kept && now.qdiscs.iter().any(|q| q.index == l.index && q.parent == TC_H_ROOT && q.handle == HANDLE) {
+        } else if !ifb_kept && now.qdiscs.iter().any(|q| q.index == l.state.index && q.parent == TC_H_ROOT && q.handle == HANDLE) {
             ops.push(Op::Tc(TcOp::Delete { dev: l.name.clone(), parent: TC_H_ROOT, handle: HANDLE }));
         }
         if !ops.is_empty() {
@@ -476,7 +476,7 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
 /// `status`'s lines: each of nasboot's shapers with its counters.
 pub(crate) fn status(links: &[LinkInfo], now: &Observed, out: &mut dyn fmt::Write) -> fmt::Result {
     for q in now.qdiscs.iter().filter(|q| q.handle == HANDLE || (q.handle == OURS_LEAF && q.kind == TcKind::FqCodel)) {
-        let name = links.iter().find(|l| l.index == q.index).map_or("?", |l| l.name.as_str());
+        let name = links.iter().find(|l| l.state.index == q.index).map_or("?", |l| l.name.as_str());
         let what = match &q.kind {
             TcKind::Cake(c) => Qdisc::Cake(*c).to_string(),
             TcKind::Htb => "htb".to_string(),

@@ -133,7 +133,7 @@ fn ours(l: &LinkInfo) -> bool {
 }
 
 fn describe(l: &LinkInfo, links: &[LinkInfo]) -> String {
-    let name_of = |i: u32| links.iter().find(|o| o.index == i).map_or_else(|| format!("#{i}"), |o| o.name.to_string());
+    let name_of = |i: u32| links.iter().find(|o| o.state.index == i).map_or_else(|| format!("#{i}"), |o| o.name.to_string());
     match &l.kind {
         Kind::Device => "a device".to_string(),
         Kind::Bridge { .. } => "a bridge".to_string(),
@@ -171,7 +171,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<IfName>) {
                     id: iface.id.as_ref().expect("validated").get_ref().get(),
                 },
             };
-            let Some(have) = find(&name).filter(|l| !stale.iter().any(|s| s.index == l.index)) else {
+            let Some(have) = find(&name).filter(|l| !stale.iter().any(|s| s.state.index == l.state.index)) else {
                 out.push(Action::Create { name: name.clone(), what });
                 created.push(name);
                 continue;
@@ -184,7 +184,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<IfName>) {
                     true
                 }
                 (Virt::Vlan { link, id }, Kind::Vlan { link: l, id: i }) => {
-                    id == i && links.iter().any(|o| o.index == *l && &o.name == link)
+                    id == i && links.iter().any(|o| o.state.index == *l && &o.name == link)
                 }
                 _ => false,
             };
@@ -207,7 +207,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<IfName>) {
         if out.iter().any(|a| matches!(a, Action::Foreign { name, .. } if name == bname)) {
             continue;
         }
-        let bindex = find(bname).filter(|_| !created.contains(bname)).map(|l| l.index);
+        let bindex = find(bname).filter(|_| !created.contains(bname)).map(|l| l.state.index);
         for port in &bridge.ports {
             let port = port.get_ref();
             let have = find(port);
@@ -215,7 +215,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<IfName>) {
                 out.push(Action::Enslave { port: port.clone(), bridge: bname.clone() });
             }
             let own = p.interface.iter().any(|i| i.name.get_ref() == port);
-            if !own && (have.is_none_or(|l| !l.up) || created.contains(port)) {
+            if !own && (have.is_none_or(|l| !l.state.up) || created.contains(port)) {
                 ups.push(Action::Up { name: port.clone(), why: bname.clone() });
             }
         }
@@ -227,7 +227,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<IfName>) {
     }
     for vlan in p.interface.iter().filter(|i| i.kind == LinkKind::Vlan) {
         let link = vlan.link.as_ref().expect("validated").get_ref();
-        if !p.interface.iter().any(|i| i.name.get_ref() == link) && find(link).is_none_or(|l| !l.up) {
+        if !p.interface.iter().any(|i| i.name.get_ref() == link) && find(link).is_none_or(|l| !l.state.up) {
             ups.push(Action::Up { name: link.clone(), why: vlan.name.get_ref().clone() });
         }
     }

@@ -353,16 +353,9 @@ impl FakeNetif {
         self.links
             .iter()
             .map(|(name, l)| LinkInfo {
-                index: l.state.index,
                 name: name.parse().expect("fake link names are valid"),
                 kind: l.kind.clone().unwrap_or(Kind::Device),
-                hwtype: l.state.hwtype,
-                up: l.state.up,
-                carrier: l.state.carrier,
-                promisc: l.state.promisc,
-                mtu: l.state.mtu,
-                txqueuelen: l.state.txqueuelen,
-                mac: l.state.mac,
+                state: l.state.clone(),
                 master: l.master,
                 alias: l.alias.clone(),
             })

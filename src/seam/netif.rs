@@ -74,43 +74,17 @@ pub enum Kind {
 /// One interface from an RTM_GETLINK dump.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkInfo {
-    pub index: u32,
     pub name: IfName,
     pub kind: Kind,
-    /// The link type (ifi_type: ARPHRD_*).
-    pub hwtype: u16,
-    /// IFF_UP (ifi_flags).
-    pub up: bool,
-    /// IFF_RUNNING and IFF_PROMISC (ifi_flags: dev_get_flags(), what
-    /// SIOCGIFFLAGS returns too).
-    pub carrier: bool,
-    pub promisc: bool,
-    /// IFLA_MTU, IFLA_TXQLEN.
-    pub mtu: u32,
-    pub txqueuelen: u32,
-    /// IFLA_ADDRESS: its first 6 bytes (SIOCGIFHWADDR's); zeros without one.
-    pub mac: [u8; 6],
+    /// What [`Netif::link`] reads by name (five ioctls), from the dump's
+    /// one message: ifi_index, ifi_type, ifi_flags (dev_get_flags(), what
+    /// SIOCGIFFLAGS returns too), IFLA_MTU, IFLA_TXQLEN and the first 6
+    /// bytes of IFLA_ADDRESS (zeros without one).
+    pub state: LinkState,
     /// The bridge (or bond) it is a port of (IFLA_MASTER).
     pub master: Option<u32>,
     /// IFLA_IFALIAS; nasboot marks the links it creates with [`OURS`].
     pub alias: Option<String>,
-}
-
-impl LinkInfo {
-    /// The link's state as [`Netif::link`] reads it by name (five
-    /// ioctls), from the dump's one message.
-    pub fn state(&self) -> LinkState {
-        LinkState {
-            index: self.index,
-            up: self.up,
-            carrier: self.carrier,
-            promisc: self.promisc,
-            mtu: self.mtu,
-            txqueuelen: self.txqueuelen,
-            mac: self.mac,
-            hwtype: self.hwtype,
-        }
-    }
 }
 
 /// The alias nasboot gives the bridges and VLANs it creates, so that it

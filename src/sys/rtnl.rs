@@ -28,8 +28,8 @@ pub(crate) const IFLA_IFNAME: u16 = 3;
 pub(crate) const IFLA_MTU: u16 = 4;
 pub(crate) const IFLA_LINK: u16 = 5;
 pub(crate) const IFLA_MASTER: u16 = 10;
-pub(crate) const IFLA_LINKINFO: u16 = 18;
 pub(crate) const IFLA_TXQLEN: u16 = 13;
+pub(crate) const IFLA_LINKINFO: u16 = 18;
 pub(crate) const IFLA_IFALIAS: u16 = 20;
 // IFLA_INFO_* inside IFLA_LINKINFO.
 pub(crate) const IFLA_INFO_KIND: u16 = 1;

@@ -289,7 +289,7 @@ mod tests {
     fn the_link_dump_has_loopback_with_its_type() {
         let links = RealNetif::new().link_infos().unwrap();
         let lo = links.iter().find(|l| l.name.as_str() == "lo").expect("lo in every namespace");
-        assert_eq!((lo.index, lo.hwtype), (1, crate::seam::netif::ARPHRD_LOOPBACK), "{links:?}");
+        assert_eq!((lo.state.index, lo.state.hwtype), (1, crate::seam::netif::ARPHRD_LOOPBACK), "{links:?}");
     }
 
     /// The observation takes each link's state from the dump's message
@@ -310,12 +310,12 @@ mod tests {
         let qemu_user = std::env::var_os("NASBOOT_QEMU_USER").is_some();
         for l in &links {
             let mut by_name = netif.link(&l.name).unwrap().expect("a listed link");
-            if qemu_user && by_name.txqueuelen == l.txqueuelen << 16 {
-                by_name.txqueuelen = l.txqueuelen;
+            if qemu_user && by_name.txqueuelen == l.state.txqueuelen << 16 {
+                by_name.txqueuelen = l.state.txqueuelen;
             }
-            assert_eq!(l.state(), by_name, "{}", l.name);
+            assert_eq!(l.state, by_name, "{}", l.name);
         }
         let lo = links.iter().find(|l| l.name.as_str() == "lo").expect("lo");
-        assert!(lo.mtu >= 1280, "{lo:?}");
+        assert!(lo.state.mtu >= 1280, "{lo:?}");
     }
 }

@@ -15,7 +15,7 @@ use netlink_packet_core::{Emitable, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_E
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
 use crate::config::types::{IfName, IpNet};
-use crate::seam::netif::{Kind, LinkInfo, NewLink, Qdisc, RouteEntry, TcList, TcObject, TcOp, OURS};
+use crate::seam::netif::{Kind, LinkInfo, LinkState, NewLink, Qdisc, RouteEntry, TcList, TcObject, TcOp, OURS};
 use crate::sys::rtnl::{
     self, IFA_ADDRESS, IFA_BROADCAST, IFA_LOCAL, IFLA_ADDRESS, IFLA_BR_STP_STATE, IFLA_IFALIAS, IFLA_IFNAME, IFLA_INFO_DATA,
     IFLA_INFO_KIND, IFLA_LINK, IFLA_LINKINFO, IFLA_MASTER, IFLA_MTU, IFLA_TXQLEN, IFLA_VLAN_ID, RTA_DST, RTA_GATEWAY, RTA_OIF,
@@ -297,20 +297,17 @@ fn link_info(payload: &[u8]) -> Option<LinkInfo> {
     }
     let flags = rtnl::ifinfomsg_flags(payload).unwrap_or(0);
     let hwtype = rtnl::ifinfomsg_type(payload)?;
-    Some(LinkInfo {
+    let state = LinkState {
         index,
-        name: name?,
-        kind,
-        hwtype,
         up: flags & rtnl::IFF_UP != 0,
         carrier: flags & rtnl::IFF_RUNNING != 0,
         promisc: flags & rtnl::IFF_PROMISC != 0,
         mtu,
         txqueuelen,
         mac,
-        master,
-        alias,
-    })
+        hwtype,
+    };
+    Some(LinkInfo { name: name?, kind, state, master, alias })
 }
 
 fn link_kind(info: &[u8]) -> Kind {
