@@ -126,22 +126,27 @@ pub(crate) struct Plan {
 }
 
 /// The watchdog's actions and the netdev phase's (the bridges, VLANs and
-/// IFBs to create or remove) alone: what `apply` does before it observes
-/// the board again, without the rest of a plan that would be made again
-/// then (the firewall's rule sets above all). Pure.
-pub(crate) fn plan_head(p: &Profile, now: &Observed) -> Plan {
-    let mut out = Plan::default();
-    out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
-    out.actions.extend(net::plan(p, &now.net).into_iter().filter(|a| matches!(a, net::Action::Virt(_))).map(Action::Net));
-    out
+/// IFBs to create or remove): what `apply` does before it observes the
+/// board again, when there are netdev steps, without the rest of a plan
+/// that would be made again then (the firewall's rule sets above all);
+/// with the network's other actions kept for [`plan_rest`].
+pub(crate) struct Head {
+    pub plan: Plan,
+    links: Vec<net::Action>,
 }
 
-/// Build the plan. Pure: the same profile and state give the same plan.
-pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
-    let mut out = Plan::default();
-    out.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
+/// The plan's head ([`Head`]). Pure.
+pub(crate) fn plan_head(p: &Profile, now: &Observed) -> Head {
+    let mut plan = Plan::default();
+    plan.actions.extend(watchdog::plan(p).into_iter().map(Action::Watchdog));
     let (netdev, links): (Vec<_>, Vec<_>) = net::plan(p, &now.net).into_iter().partition(|a| matches!(a, net::Action::Virt(_)));
-    out.actions.extend(netdev.into_iter().map(Action::Net));
+    plan.actions.extend(netdev.into_iter().map(Action::Net));
+    Head { plan, links }
+}
+
+/// The rest of the plan after its head, on the same observation. Pure.
+pub(crate) fn plan_rest(p: &Profile, now: &Observed, head: Head) -> Plan {
+    let Head { plan: mut out, links } = head;
     out.actions.extend(sysctl::plan(&sysctl::Scope::Global, sysctl::global::wanted(p), &now.sysctl).into_iter().map(Action::Sysctl));
     out.actions.extend(firewall::plan(p, &now.firewall).into_iter().map(|a| Action::Firewall(Box::new(a))));
     out.notes.extend(firewall::notes(p, &now.firewall));
@@ -153,6 +158,11 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
     out.notes.extend(nfs_notes);
     debug_assert!(out.actions.windows(2).all(|w| w[0].phase() <= w[1].phase()));
     out
+}
+
+/// Build the plan. Pure: the same profile and state give the same plan.
+pub(crate) fn plan(p: &Profile, now: &Observed) -> Plan {
+    plan_rest(p, now, plan_head(p, now))
 }
 
 impl fmt::Display for Plan {

@@ -20,18 +20,18 @@ pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &
     // A dry run creates nothing, so it goes through one whole plan, whose
     // new links are planned as they will be (index 0: not created yet).
     let head = plan::plan_head(p, &now);
-    let (plan, report) = if !cli.dry_run && head.actions.iter().any(|a| a.phase() == Phase::Netdev) {
-        let mut report = apply::apply(&head, seams);
+    let (plan, report) = if !cli.dry_run && head.plan.actions.iter().any(|a| a.phase() == Phase::Netdev) {
+        let mut report = apply::apply(&head.plan, seams);
         let now = plan::observe_again(p, now, seams);
         let mut again = plan::plan(p, &now);
         say_notes(&again, io);
         again.actions.retain(|a| a.phase() > Phase::Netdev);
         apply::apply_more(&again, &mut report, seams);
-        let mut plan = head;
+        let mut plan = head.plan;
         plan.actions.extend(again.actions);
         (plan, report)
     } else {
-        let plan = plan::plan(p, &now);
+        let plan = plan::plan_rest(p, &now, head);
         say_notes(&plan, io);
         let report = apply::apply(&plan, seams);
         (plan, report)
