@@ -120,7 +120,7 @@ fn netlink_ft() -> &'static str {
 pub(crate) fn load(rs: &Ruleset, seams: &mut Seams<'_>) -> Result<(), LoadError> {
     let seq = seams.nft.next_seq();
     let mut enc = netlink::encode(rs, Order::HOST, seq);
-    enc.seal(seams.nft.generation().map_or(0, next_generation), Order::HOST);
+    enc.seal(seams.nft.generation().map_or(0, next_generation));
     log::debug!("nf_tables: one batch of {} messages, {} bytes", enc.sent.starts.len(), enc.sent.bytes.len());
     match seams.nft.commit(&enc.sent) {
         Ok(()) => Ok(()),
@@ -184,7 +184,7 @@ pub(crate) fn loaded(tables: &Tables, seams: &mut Seams<'_>) -> Option<Loaded> {
 /// bound. Pure.
 pub(crate) fn unchanged(rs: &Ruleset, loaded: &Loaded) -> bool {
     let enc = netlink::encode(rs, Order::HOST, 0);
-    enc.digest() == loaded.digest && enc.hook_devices(Order::HOST) == loaded.hook_devices
+    enc.digest() == loaded.digest && enc.hook_devices() == loaded.hook_devices
 }
 
 /// Commit a saved copy (`--confirm`'s rollback).

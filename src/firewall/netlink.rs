@@ -37,6 +37,9 @@ pub(crate) struct Encoded {
     pub origins: Vec<(u32, Origin)>,
     /// Where the seal's value sits in `sent.bytes` (see [`Seal`]).
     seal_at: Option<usize>,
+    /// Its hook devices ([`Encoded::hook_devices`]), summed as the chains
+    /// and the flowtable that hook them were written.
+    hooks: u64,
 }
 
 /// nasboot's userdata record in the first table it fills (a record as
@@ -94,8 +97,8 @@ impl Encoded {
     /// Write the seal, once: the batch's digest, `generation`, the
     /// ruleset generation its commit will make (0, which the kernel never
     /// uses, when it could not be asked), and its hook devices.
-    pub(crate) fn seal(&mut self, generation: u32, order: Order) {
-        let (digest, hooks) = (self.digest(), self.hook_devices(order));
+    pub(crate) fn seal(&mut self, generation: u32) {
+        let (digest, hooks) = (self.digest(), self.hooks);
         if let Some(at) = self.seal_at {
             self.sent.bytes[at + 2..at + 10].copy_from_slice(&digest.to_le_bytes());
             self.sent.bytes[at + 10..at + 14].copy_from_slice(&generation.to_le_bytes());
@@ -104,9 +107,16 @@ impl Encoded {
     }
 
     /// Every device a chain or the flowtable of the batch hooks, as one
-    /// number ([`hooked`]): what a dump of the loaded tables must give for
-    /// them to be whole ([`nl::hook_devices`]).
-    pub(crate) fn hook_devices(&self, order: Order) -> u64 {
+    /// number ([`hook_device`], summed as [`hooked`] sums a dump's): what a
+    /// dump of the loaded tables must give for them to be whole.
+    pub(crate) fn hook_devices(&self) -> u64 {
+        self.hooks
+    }
+
+    /// The same, read back from the batch's messages as [`hooked`] reads a
+    /// dump's: the unit tests' check of [`Encoded::hook_devices`].
+    #[cfg(test)]
+    pub(crate) fn hook_devices_sent(&self, order: Order) -> u64 {
         let mut sum = 0;
         nl::messages(&self.sent, order, &mut |kind, attrs| hooked(kind, attrs, order, &mut sum));
         sum
@@ -146,16 +156,18 @@ struct Enc {
     origins: Vec<(u32, Origin)>,
     set_id: u32,
     seal_at: Option<usize>,
+    /// The hook devices so far ([`Encoded::hook_devices`]).
+    hooks: u64,
 }
 
 /// Encode `rs` as one batch, its messages numbered from `seq`, its seal
 /// zeroed ([`Encoded::seal`] writes it). Pure.
 pub(crate) fn encode(rs: &Ruleset, order: Order, seq: u32) -> Encoded {
-    let mut e = Enc { w: Writer::batch(order, seq), origins: Vec::new(), set_id: 0, seal_at: None };
+    let mut e = Enc { w: Writer::batch(order, seq), origins: Vec::new(), set_id: 0, seal_at: None, hooks: 0 };
     for (ti, t) in rs.tables.iter().enumerate() {
         e.table(rs, ti, t);
     }
-    Encoded { sent: e.w.finish_batch(), origins: e.origins, seal_at: e.seal_at }
+    Encoded { sent: e.w.finish_batch(), origins: e.origins, seal_at: e.seal_at, hooks: e.hooks }
 }
 
 /// An interface name as meta loads it: 16 bytes, NUL padded.
@@ -224,6 +236,9 @@ impl Enc {
             self.w.put_str(nl::CHAIN_NAME, &c.name);
             if let Some(b) = &c.base {
                 self.base(b);
+                if let Hook::Ingress(dev) = &b.hook {
+                    self.hooks = self.hooks.wrapping_add(hook_device(t.name, &c.name, dev.as_str()));
+                }
             }
             self.origins.push((seq, Origin::Chain { table: ti, chain: ci }));
         }
@@ -248,6 +263,7 @@ impl Enc {
             // nft sends the devices in the reverse of the file's order.
             for dev in rs.wan.iter().rev().chain(rs.lan.iter().rev()) {
                 self.w.put_str(nl::DEVICE_NAME, dev.as_str());
+                self.hooks = self.hooks.wrapping_add(hook_device(t.name, FLOWTABLE, dev.as_str()));
             }
             self.w.end(d);
             self.w.end(h);

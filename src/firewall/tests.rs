@@ -1017,7 +1017,7 @@ fn netlink_loads_one_batch_and_replaces_only_nasboots_tables() {
     let Action::Load { rules, .. } = &a;
     let Native::Rules(rs) = &rules.native else { panic!("no rules") };
     let mut enc = netlink::encode(rs, crate::sys::nftnl::Order::HOST, 1);
-    enc.seal(1, crate::sys::nftnl::Order::HOST);
+    enc.seal(1);
     assert_eq!(b.nft.batches[0], enc.sent.bytes);
     assert_eq!(b.nft.generation, 1);
 }
@@ -1152,6 +1152,22 @@ fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
     assert_eq!(then.len(), 1);
 }
 
+/// The hook devices the encoder sums as it writes the chains and the
+/// flowtable are those its messages carry, read as a dump of the loaded
+/// tables is read: the ingress chains' and the flowtable's, each once.
+#[test]
+fn the_hook_devices_summed_while_encoding_are_those_sent() {
+    for (name, section) in PROFILES {
+        let rs = rules::build(&model::from_profile(&profile(section)));
+        for order in [crate::sys::nftnl::Order::Little, crate::sys::nftnl::Order::Big] {
+            let e = netlink::encode(&rs, order, 1);
+            assert_eq!(e.hook_devices(), e.hook_devices_sent(order), "{name}");
+            let hooked = name.starts_with("ingress") || *name == "forward" || *name == "router";
+            assert_eq!(e.hook_devices() != 0, hooked, "{name}");
+        }
+    }
+}
+
 #[test]
 fn the_seal_is_the_digest_without_sequence_numbers_and_the_next_generation() {
     let rs = rules::build(&model::from_profile(&profile("forward = true")));
@@ -1159,7 +1175,7 @@ fn the_seal_is_the_digest_without_sequence_numbers_and_the_next_generation() {
         let (a, mut b) = (netlink::encode(&rs, order, 1), netlink::encode(&rs, order, 4000));
         assert_ne!(a.sent.bytes, b.sent.bytes);
         assert_eq!(a.digest(), b.digest(), "the sequence numbers are left out");
-        b.seal(7, order);
+        b.seal(7);
         let mut seals = Vec::new();
         crate::sys::nftnl::messages(&b.sent, order, &mut |kind, attrs| {
             if let (crate::sys::nftnl::NEWTABLE, Some(u)) = (kind, crate::sys::nftnl::find(attrs, order, crate::sys::nftnl::TABLE_USERDATA))
@@ -1167,10 +1183,11 @@ fn the_seal_is_the_digest_without_sequence_numbers_and_the_next_generation() {
                 seals.push(netlink::Seal::read(u));
             }
         });
-        let hook_devices = a.hook_devices(order);
+        let hook_devices = a.hook_devices();
         assert_eq!(seals, [Some(netlink::Seal { digest: a.digest(), generation: 7, hook_devices })], "in the first table only");
         let ft = |dev| netlink::hook_device("nasboot", "ft", dev);
-        assert_eq!(a.hook_devices(order), ft("eth0").wrapping_add(ft("eth1")));
+        assert_eq!(a.hook_devices(), ft("eth0").wrapping_add(ft("eth1")));
+        assert_eq!(a.hook_devices_sent(order), a.hook_devices(), "as a dump of the loaded tables reads them");
         assert_ne!(ft("eth0"), ft("eth1"));
     }
     let other =
