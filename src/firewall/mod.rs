@@ -379,15 +379,6 @@ impl Observed {
 pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut Seams<'_>) -> Observed {
     let release = seams.sysctl.get("kernel.osrelease").ok();
     let kernel = release.as_deref().and_then(backend::kernel_version);
-    // Absent: ip_tables is not loaded, so it has no tables. Unreadable
-    // (not root), or relocated under `--root` (not the running kernel's):
-    // not known.
-    let relocated = seams.files.relocated();
-    let mut names = |path: &str| match seams.files.read(std::path::Path::new(path)) {
-        Ok(b) => (Leftovers::from_names(&String::from_utf8_lossy(&b)), !relocated),
-        Err(e) => (Leftovers::default(), e.kind() == std::io::ErrorKind::NotFound && !relocated),
-    };
-    let ((mut left4, known4), (mut left6, known6)) = (names(paths::IP_TABLES_NAMES), names(paths::IP6_TABLES_NAMES));
     let fw = &p.firewall;
     // The kernel's nf_tables, asked once through netlink: whether nasboot
     // can load nftables itself, and what tables there are. Not asked for
@@ -402,6 +393,21 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
     };
     let offer = backend::offer(kernel, netlink, fw.backend, fw.loader, |tool| seams.runner.which(tool).is_some());
     let backend = backend::choose(fw.backend, offer);
+    // The iptables tables matter to the iptables backend only (what its
+    // rule set cleans up, and whether `off` has anything to unload): an
+    // nftables board does not read them (two /proc/net files, some 3 ms
+    // of a boot on the emulated 24K). Absent: ip_tables is not loaded, so
+    // it has no tables. Unreadable (not root), or relocated under `--root`
+    // (not the running kernel's): not known.
+    let relocated = seams.files.relocated();
+    let mut names = |path: &str| match seams.files.read(std::path::Path::new(path)) {
+        Ok(b) => (Leftovers::from_names(&String::from_utf8_lossy(&b)), !relocated),
+        Err(e) => (Leftovers::default(), e.kind() == std::io::ErrorKind::NotFound && !relocated),
+    };
+    let ((mut left4, known4), (mut left6, known6)) = match backend {
+        Backend::Iptables => (names(paths::IP_TABLES_NAMES), names(paths::IP6_TABLES_NAMES)),
+        Backend::Nftables => ((Leftovers::default(), false), (Leftovers::default(), false)),
+    };
     let mut tables_complete = backend == Backend::Iptables && known4 && known6 && (legacy || iptables_legacy(seams));
     if backend == Backend::Iptables && !tables_complete {
         // iptables-nft keeps its tables in nf_tables, not in ip_tables_names:

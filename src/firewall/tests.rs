@@ -508,6 +508,24 @@ fn off_settles_once_nasboots_rules_are_gone() {
     assert_eq!(plan(&p, &now).len(), 1);
 }
 
+/// The iptables tables (ip_tables_names) are read for the iptables
+/// backend, whose rule set and `off` use them, and not on a board that
+/// loads nftables, where nothing would use them (two /proc/net reads).
+#[test]
+fn the_iptables_tables_are_read_for_the_iptables_backend_only() {
+    for (backend, read) in [("nftables", false), ("iptables", true)] {
+        let p = profile(&format!("backend = \"{backend}\"\n"));
+        let mut b = board();
+        b.runner.links.insert("iptables-save".into(), "xtables-legacy-multi".into());
+        b.files.files.insert(crate::paths::IP_TABLES_NAMES.into(), b"filter\nnat\n".to_vec());
+        b.files.unreadable.insert(crate::paths::IP6_TABLES_NAMES.into());
+        let now = observe(&p, None, &mut b.seams());
+        assert!(now.offer.kernel.is_some(), "{backend}");
+        assert_eq!((now.left4.filter, now.left4.nat), (read, read), "{backend}");
+        assert!(now.iptables_tables().is_none(), "{backend}: IPv6's are unreadable, so not all known");
+    }
+}
+
 /// The runs of `*tables-save` and `nft` on a board, in order.
 fn probes(b: &FakeBoard) -> Vec<String> {
     b.journal.borrow().iter().filter(|l| l.starts_with("run ")).cloned().collect()
