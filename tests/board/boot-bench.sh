@@ -3,7 +3,7 @@
 # the emulated board, each variant from the same reset state, in RUNS (the
 # kernel command line's bench.runs=) interleaved rounds. The variants, one
 # a line in /etc/bench/variants:
-#   nasboot-nas     `nasboot -v run --background` of /etc/bench/nas.toml
+#   nasboot-nas     `nasboot run --background` of /etc/bench/nas.toml
 #                   (board/bubba2.toml), as the init scripts start it,
 #                   timed until it returns: the links, addresses, sysctls,
 #                   read-ahead, firewall, exports and watchdog all in force
@@ -131,13 +131,14 @@ armed() {
         read -r -t 0.002 _ <>/tmp/tick.fifo
     done
 }
-# nasboot_run PROFILE: `nasboot -v run --background`, as the init scripts
-# start it: it returns once the apply is in force (the links, addresses,
-# sysctls, read-ahead, firewall, exports and watchdog), the watchdog
-# daemon going on in a child.
+# nasboot_run PROFILE: `nasboot run --background`, as the init scripts
+# start it (board/init/debian/nasboot: no -v unless NASBOOT_OPTS asks):
+# it returns once the apply is in force (the links, addresses, sysctls,
+# read-ahead, firewall, exports and watchdog), the watchdog daemon going
+# on in a child. The untimed pass runs it with -v and shows its output,
+# for the log, as the anchors' untimed pass runs their scripts with -x.
 nasboot_run() {
-    nasboot -v -c "/etc/bench/$1.toml" run --background --pidfile /run/nasboot.pid >/tmp/run.out 2>&1 || return 1
-    # The untimed pass shows its output, for the log.
+    nasboot ${TRACE:+-v} -c "/etc/bench/$1.toml" run --background --pidfile /run/nasboot.pid >/tmp/run.out 2>&1 || return 1
     [ -z "$TRACE" ] || sed "s/^/$1: /" /tmp/run.out >/dev/console
 }
 run() {
@@ -225,8 +226,8 @@ done
 #             (nasboot's own share of a boot; the watchdog opened and
 #             closed)
 #   exportfs  `exportfs -ra` of the export table nasboot wrote (the NAS)
-#   boot      `nasboot -q run --background` from the reset state (a
-#             timed run's boot, without its -v), the daemon then stopped
+#   boot      `nasboot run --background` from the reset state (a timed
+#             run's boot), the daemon then stopped
 #   plan-before, apply-before, boot-before
 #             the same with /usr/local/bin/nasboot-before, where
 #             bench-boot --before put another build
@@ -264,15 +265,15 @@ if [ "${PARTS:-0}" -gt 0 ]; then
                 part "$v" apply-before /usr/local/bin/nasboot-before -q -c "$prof" apply
             fi
             if [ "$v" = nasboot-nas ] && [ "$NFS" = 1 ]; then part "$v" exportfs exportfs -ra; fi
-            # The boot itself, from the reset state (as a timed run, less
-            # its -v), the daemon stopped after: with --before, the two
-            # builds' boots in the same rounds.
+            # The boot itself, from the reset state (as a timed run), the
+            # daemon stopped after: with --before, the two builds' boots in
+            # the same rounds.
             reset "$v"
-            part "$v" boot nasboot -q -c "$prof" run --background --pidfile /run/nasboot.pid
+            part "$v" boot nasboot -c "$prof" run --background --pidfile /run/nasboot.pid
             stop nasboot
             if [ -e /usr/local/bin/nasboot-before ]; then
                 reset "$v"
-                part "$v" boot-before /usr/local/bin/nasboot-before -q -c "$prof" run --background --pidfile /run/nasboot.pid
+                part "$v" boot-before /usr/local/bin/nasboot-before -c "$prof" run --background --pidfile /run/nasboot.pid
                 stop nasboot-before
             fi
             r=$((r + 1))
