@@ -462,9 +462,9 @@ impl Writer {
             self.buf.reserve(N);
         }
         let len = self.buf.len();
-        // SAFETY: `reserve` made room for N more bytes past `len`; they are
-        // written (unaligned: a Vec<u8> has no alignment) before the
-        // length covers them.
+        // SAFETY: there is room for N more bytes past `len` (there was, or
+        // `reserve` made it); they are written (unaligned: a Vec<u8> has
+        // no alignment) before the length covers them.
         unsafe {
             self.buf.as_mut_ptr().add(len).cast::<[u8; N]>().write_unaligned(bytes);
             self.buf.set_len(len + N);
