@@ -358,6 +358,43 @@ pub(crate) fn ours_loaded(backend: Backend, now: &Observed, seams: &mut Seams<'_
     Some(false)
 }
 
+/// The iptables tables loaded (IPv4, IPv6), and whether that is all of
+/// them (see [`Observed::tables_complete`]). Legacy iptables' are the
+/// running kernel's `ip_tables_names` and `ip6_tables_names`: absent, no
+/// table (ip_tables is not loaded); unreadable (not root), or relocated
+/// under `--root` (not the running kernel's), not known. iptables-nft's
+/// are in nf_tables, in the tables `dumped` lists.
+fn iptables_loaded(legacy: bool, dumped: Option<&crate::seam::nftables::Tables>, seams: &mut Seams<'_>) -> (Leftovers, Leftovers, bool) {
+    let relocated = seams.files.relocated();
+    let mut names = |path: &str| match seams.files.read(std::path::Path::new(path)) {
+        Ok(b) => (Leftovers::from_names(&String::from_utf8_lossy(&b)), !relocated),
+        Err(e) => (Leftovers::default(), e.kind() == std::io::ErrorKind::NotFound && !relocated),
+    };
+    let ((mut left4, known4), (mut left6, known6)) = (names(paths::IP_TABLES_NAMES), names(paths::IP6_TABLES_NAMES));
+    if known4 && known6 && (legacy || iptables_legacy(seams)) {
+        return (left4, left6, true);
+    }
+    // iptables-nft keeps its tables in nf_tables, not in ip_tables_names:
+    // with both lists read, every table is known. (Where netlink cannot
+    // be had, under qemu-user, they stay unknown and both families are
+    // asked, as when nothing could be read.)
+    let Some(listed) = dumped else { return (left4, left6, false) };
+    for (family, name) in &listed.ids {
+        let left = match *family {
+            crate::sys::nftnl::NFPROTO_IPV4 => &mut left4,
+            crate::sys::nftnl::NFPROTO_IPV6 => &mut left6,
+            _ => continue,
+        };
+        match name.as_str() {
+            "filter" => left.filter = true,
+            "raw" => left.raw = true,
+            "nat" => left.nat = true,
+            _ => {}
+        }
+    }
+    (left4, left6, known4 && known6)
+}
+
 /// Whether the iptables on PATH is the legacy variant: its `iptables-save`
 /// resolves to a binary without "nft" in its name (`xtables-legacy-multi`,
 /// `iptables-legacy-save`, or the `xtables-multi` of iptables before 1.8,
@@ -396,41 +433,11 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
     // The iptables tables matter to the iptables backend only (what its
     // rule set cleans up, and whether `off` has anything to unload): an
     // nftables board does not read them (two /proc/net files, some 3 ms
-    // of a boot on the emulated 24K). Absent: ip_tables is not loaded, so
-    // it has no tables. Unreadable (not root), or relocated under `--root`
-    // (not the running kernel's): not known.
-    let relocated = seams.files.relocated();
-    let mut names = |path: &str| match seams.files.read(std::path::Path::new(path)) {
-        Ok(b) => (Leftovers::from_names(&String::from_utf8_lossy(&b)), !relocated),
-        Err(e) => (Leftovers::default(), e.kind() == std::io::ErrorKind::NotFound && !relocated),
+    // of a boot on the emulated 24K).
+    let (left4, left6, tables_complete) = match backend {
+        Backend::Iptables => iptables_loaded(legacy, dumped.as_ref(), seams),
+        Backend::Nftables => (Leftovers::default(), Leftovers::default(), false),
     };
-    let ((mut left4, known4), (mut left6, known6)) = match backend {
-        Backend::Iptables => (names(paths::IP_TABLES_NAMES), names(paths::IP6_TABLES_NAMES)),
-        Backend::Nftables => ((Leftovers::default(), false), (Leftovers::default(), false)),
-    };
-    let mut tables_complete = backend == Backend::Iptables && known4 && known6 && (legacy || iptables_legacy(seams));
-    if backend == Backend::Iptables && !tables_complete {
-        // iptables-nft keeps its tables in nf_tables, not in ip_tables_names:
-        // with both lists read, every table is known.
-        // (Where netlink cannot be had, under qemu-user, they stay unknown
-        // and both families are asked, as when nothing could be read.)
-        if let Some(listed) = &dumped {
-            for (family, name) in &listed.ids {
-                let left = match *family {
-                    crate::sys::nftnl::NFPROTO_IPV4 => &mut left4,
-                    crate::sys::nftnl::NFPROTO_IPV6 => &mut left6,
-                    _ => continue,
-                };
-                match name.as_str() {
-                    "filter" => left.filter = true,
-                    "raw" => left.raw = true,
-                    "nat" => left.nat = true,
-                    _ => {}
-                }
-            }
-            tables_complete = known4 && known6;
-        }
-    }
     let links = hook_links(p, offer, all_links, seams);
     let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
     let router = fw.forward && fw.profile != FwProfile::Off;
