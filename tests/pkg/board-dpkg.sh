@@ -47,8 +47,11 @@ dpkg-deb --root-owner-group -Zxz --build "$work/re" "$work/nasboot_${v3}_mipsel.
 
 # The board's dpkg database: the Debian packages in the guest, installed,
 # with their file lists.
-# (scripts/board downloads them there: BOARD_DEBS in scripts/lib/board.sh.)
-cache=${BOARD_DEBS:-${NASBOOT_CACHE:-/var/cache/nasboot}/debs-mipsel}
+# scripts/board downloads them to BOARD_DEBS, which its library (functions
+# and constants only) defines.
+# shellcheck source=scripts/lib/board.sh
+. "$T_TOP/scripts/lib/board.sh"
+cache=$BOARD_DEBS
 mkdir -p "$work/info"
 : >"$work/status"
 lists=()
