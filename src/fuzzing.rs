@@ -10,6 +10,11 @@
 //! - [`profile`]: the profile parser on arbitrary bytes; every error
 //!   names the file, a line and column >= 1 within the text, a key and a
 //!   message.
+//! - [`toml`]: the profile's TOML parser (`config::document`) against the
+//!   toml crate on the same text: both accept with the same tree, every
+//!   value's kind, value and span and every key's span the same, or both
+//!   refuse (ours may also refuse nesting deeper than its limit); an error
+//!   is placed within the text.
 //! - [`plan`]: a profile that parses is observed on a fake board (every
 //!   interface it names present, both firewall tools, nf_tables through
 //!   netlink or the nft tool, IPv6, Linux 6.1 or 4.19) and planned; the
@@ -75,6 +80,18 @@ fn check_error(e: &config::ConfigError, data: &[u8]) {
     assert!(!e.message.trim().is_empty(), "error without a message: {e}");
     let shown = e.to_string();
     assert!(shown.starts_with(&format!("{FILE}:{}:", e.line)), "shown as {shown:?}");
+}
+
+/// The profile's TOML parser against the toml crate.
+pub fn toml(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Some(d) = config::document::reference::differ(text) {
+        panic!("the parsers differ on {text:?}: {d}");
+    }
+    if let Err(e) = config::document::parse(text) {
+        assert!(e.at <= text.len(), "error past the end: {e:?}");
+        assert!(!e.message.is_empty(), "error without a message");
+    }
 }
 
 /// Parse, observe on fake boards, plan, render, and check the rule sets.

@@ -1,7 +1,7 @@
-//! The profile decoder: the model built by hand from the document toml
-//! parsed (`DeTable`).
+//! The profile decoder: the model built by hand from the parsed document
+//! (`document`).
 //!
-//! toml parses the text; each model type says in a short `impl Decode`
+//! `document` parses the text; each model type says in a short `impl Decode`
 //! which keys it has and how each is read; this module holds what they
 //! share. It replaces serde's derived code, for size: the derive gave each
 //! struct a visitor, a field identifier and an enum of its fields, and each
@@ -29,13 +29,11 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
-use toml::de::{DeInteger, DeTable, DeValue};
-
+use super::document::{Integer, Item, Table};
 use super::types::ParseError;
 use super::Spanned;
 
-/// A value of the document and its span.
-pub(super) type Value<'a> = toml::Spanned<DeValue<'a>>;
+pub(super) use super::document::Value;
 
 /// A model type read from one value of the document.
 pub(super) trait Decode: Sized {
@@ -156,36 +154,28 @@ fn under_index(e: Error, v: &Value<'_>, i: usize) -> Error {
 /// the validation (`config::parse`): inlined together, their frames add up
 /// on the stack instead of taking turns.
 #[inline(never)]
-pub(super) fn document<T: Decode>(doc: toml::Spanned<DeTable<'_>>) -> Result<T, Error> {
-    let span = doc.span();
-    let root = Value::new(span.clone(), DeValue::Table(doc.into_inner()));
-    T::decode(&root).map_err(|e| e.at(span))
-}
-
-/// A TOML integer's value; None beyond i64 (toml keeps the digits and the
-/// radix).
-fn int_value(n: &DeInteger<'_>) -> Option<i64> {
-    i64::from_str_radix(n.as_str(), n.radix()).ok()
+pub(super) fn document<T: Decode>(doc: &Value<'_>) -> Result<T, Error> {
+    T::decode(doc).map_err(|e| e.at(doc.span()))
 }
 
 /// What a value is, for `invalid type` errors, as serde words it. A float
 /// is named without its value: printing one would link core's float
 /// formatting (about 12 KiB on a board).
-struct Shown<'a>(&'a DeValue<'a>);
+struct Shown<'a>(&'a Item<'a>);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            DeValue::String(s) => write!(f, "string {s:?}"),
-            DeValue::Integer(n) => match int_value(n) {
+            Item::String(s) => write!(f, "string {s:?}"),
+            Item::Integer(Integer { value, .. }) => match value {
                 Some(i) => write!(f, "integer `{i}`"),
                 None => f.write_str("integer"),
             },
-            DeValue::Float(_) => f.write_str("floating-point number"),
-            DeValue::Boolean(b) => write!(f, "boolean `{b}`"),
-            DeValue::Datetime(_) => f.write_str("date-time"),
-            DeValue::Array(_) => f.write_str("sequence"),
-            DeValue::Table(_) => f.write_str("map"),
+            Item::Float(_) => f.write_str("floating-point number"),
+            Item::Boolean(b) => write!(f, "boolean `{b}`"),
+            Item::Datetime => f.write_str("date-time"),
+            Item::Array(_) => f.write_str("sequence"),
+            Item::Table(_) => f.write_str("map"),
         }
     }
 }
@@ -199,7 +189,7 @@ pub(super) fn wrong(v: &Value<'_>, expected: &dyn fmt::Display) -> Error {
 /// The string in `v`.
 pub(super) fn str<'a>(v: &'a Value<'_>, expected: &dyn fmt::Display) -> Result<&'a str, Error> {
     match v.get_ref() {
-        DeValue::String(s) => Ok(s),
+        Item::String(s) => Ok(s),
         _ => Err(wrong(v, expected)),
     }
 }
@@ -207,7 +197,7 @@ pub(super) fn str<'a>(v: &'a Value<'_>, expected: &dyn fmt::Display) -> Result<&
 /// The integer in `v`.
 pub(super) fn int(v: &Value<'_>, expected: &dyn fmt::Display) -> Result<i64, Error> {
     match v.get_ref() {
-        DeValue::Integer(n) => int_value(n).ok_or_else(|| Error::msg(format!("integer {n} is too large"))),
+        Item::Integer(n) => n.value.ok_or_else(|| Error::msg(format!("integer {} is too large", n.text))),
         _ => Err(wrong(v, expected)),
     }
 }
@@ -297,7 +287,7 @@ fn unknown(kind: &str, name: &str, names: &[&str]) -> Error {
 /// A table read as a struct: its keys checked against the struct's
 /// fields, then each field taken by name.
 pub(super) struct Fields<'a> {
-    table: &'a DeTable<'a>,
+    table: &'a Table<'a>,
     span: Range<usize>,
     names: &'static [&'static str],
 }
@@ -306,7 +296,7 @@ impl<'a> Fields<'a> {
     /// The table in `v`, every key of which must be one of `names`;
     /// `what` (`struct Interface`) names the struct in a wrong-kind error.
     pub(super) fn new(v: &'a Value<'a>, what: &str, names: &'static [&'static str]) -> Result<Fields<'a>, Error> {
-        let DeValue::Table(table) = v.get_ref() else {
+        let Item::Table(table) = v.get_ref() else {
             return Err(wrong(v, &what));
         };
         for (k, _) in table.iter() {
@@ -398,17 +388,17 @@ fn too_many(len: usize, cap: usize) -> Error {
 /// The items of the array in `v`, at most `cap` of them.
 fn items<'a>(v: &'a Value<'a>, cap: usize) -> Result<&'a [Value<'a>], Error> {
     match v.get_ref() {
-        DeValue::Array(a) if a.len() > cap => Err(too_many(a.len(), cap)),
-        DeValue::Array(a) => Ok(a),
+        Item::Array(a) if a.len() > cap => Err(too_many(a.len(), cap)),
+        Item::Array(a) => Ok(&a[..]),
         _ => Err(wrong(v, &"a sequence")),
     }
 }
 
 /// The entries of the table in `v`, at most `cap` of them.
-fn entries<'a>(v: &'a Value<'a>, cap: usize) -> Result<&'a DeTable<'a>, Error> {
+fn entries<'a>(v: &'a Value<'a>, cap: usize) -> Result<&'a Table<'a>, Error> {
     match v.get_ref() {
-        DeValue::Table(t) if t.len() > cap => Err(too_many(t.len(), cap)),
-        DeValue::Table(t) => Ok(t),
+        Item::Table(t) if t.len() > cap => Err(too_many(t.len(), cap)),
+        Item::Table(t) => Ok(t),
         _ => Err(wrong(v, &"a map")),
     }
 }
@@ -477,7 +467,7 @@ impl<T: Decode> Decode for Spanned<T> {
 impl Decode for bool {
     fn decode(v: &Value<'_>) -> Result<Self, Error> {
         match v.get_ref() {
-            DeValue::Boolean(b) => Ok(*b),
+            Item::Boolean(b) => Ok(*b),
             _ => Err(wrong(v, &"a boolean")),
         }
     }
@@ -515,7 +505,7 @@ decode_addr! {
 /// the type in a wrong-kind error.
 pub(super) fn float_or_int(v: &Value<'_>, expected: &str) -> Result<f64, Error> {
     match v.get_ref() {
-        DeValue::Float(x) => float(x.as_str()).ok_or_else(|| Error::msg(format!("float {x} is out of range"))),
+        Item::Float(x) => float(x).ok_or_else(|| Error::msg(format!("float {x} is out of range"))),
         _ => int(v, &expected).map(|n| n as f64),
     }
 }

@@ -1,14 +1,15 @@
-//! The profile: TOML parsed by toml and decoded by hand (`decode`) into a
+//! The profile: TOML parsed (`document`) and decoded by hand (`decode`) into a
 //! validated model of fixed capacity. Unknown keys are rejected; every
 //! error names the file, the line and column, and the key.
 //!
-//! Stages: `parse` (toml, then each model type's `Decode`; newtypes
+//! Stages: `parse` (`document`, then each model type's `Decode`; newtypes
 //! validate single values) then `validate` (rules that span several
 //! values: duplicates, zones, reachability). Nothing here touches the
 //! system.
 
 mod client;
 mod decode;
+pub(crate) mod document;
 pub(crate) mod firewall;
 pub(crate) mod net;
 pub(crate) mod nfs;
@@ -20,8 +21,6 @@ pub(crate) mod watchdog;
 
 use std::fmt;
 use std::ops::Range;
-
-use toml::de::DeTable;
 
 pub(crate) use spanned::Spanned;
 pub(crate) use validate::Warning;
@@ -153,12 +152,8 @@ impl Source<'_> {
 
 /// Parse and validate a profile held in memory.
 pub(crate) fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
-    let doc = parse_document(src.text).map_err(|e| {
-        let span = e.span();
-        let key = span.clone().map_or_else(|| "(top level)".to_string(), |s| src.key_on_line(s.start));
-        src.error(span, &key, first_line(e.message()))
-    })?;
-    let profile: Profile = decode::document(doc).map_err(|inner| {
+    let doc = parse_document(src.text).map_err(|e| src.error(Some(e.span()), &src.key_on_line(e.at), e.message))?;
+    let profile: Profile = decode::document(&doc).map_err(|inner| {
         let key = inner.key();
         let key = if key.is_empty() { "(top level)".to_string() } else { key };
         src.error(inner.span.clone(), &key, first_line(&inner.message))
@@ -169,8 +164,8 @@ pub(crate) fn parse(src: &Source<'_>) -> Result<Loaded, ConfigError> {
 
 /// The TOML parse, out of line (see `decode::document`).
 #[inline(never)]
-fn parse_document(text: &str) -> Result<toml::Spanned<DeTable<'_>>, toml::de::Error> {
-    DeTable::parse(text)
+fn parse_document(text: &str) -> Result<document::Value<'_>, document::Error> {
+    document::parse(text)
 }
 
 /// Parse raw bytes: the profile must be UTF-8 text.

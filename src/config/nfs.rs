@@ -47,8 +47,8 @@ impl Decode for Fsid {
     fn decode(v: &Value<'_>) -> Result<Self, Error> {
         const EXPECTED: &str = "a small integer or \"root\"";
         match v.get_ref() {
-            toml::de::DeValue::String(s) if s == "root" => Ok(Fsid::Root),
-            toml::de::DeValue::String(s) => Err(Error::msg(format!("fsid is a number or \"root\", not `{s}`"))),
+            crate::config::document::Item::String(s) if s == "root" => Ok(Fsid::Root),
+            crate::config::document::Item::String(s) => Err(Error::msg(format!("fsid is a number or \"root\", not `{s}`"))),
             _ => {
                 let n = dec::int(v, &EXPECTED)?;
                 u32::try_from(n).map(Fsid::Num).map_err(|_| Error::msg(format!("fsid {n} is out of range (0 to 4294967295)")))

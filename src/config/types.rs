@@ -467,15 +467,15 @@ impl Decode for SysctlValue {
     fn decode(v: &Value<'_>) -> Result<Self, dec::Error> {
         let digits;
         let s = match v.get_ref() {
-            toml::de::DeValue::String(s) => s.as_ref(),
-            toml::de::DeValue::Boolean(b) => {
+            crate::config::document::Item::String(s) => s.as_ref(),
+            crate::config::document::Item::Boolean(b) => {
                 if *b {
                     "1"
                 } else {
                     "0"
                 }
             }
-            toml::de::DeValue::Integer(_) => {
+            crate::config::document::Item::Integer(_) => {
                 digits = dec::int(v, &"an integer or a string")?.to_string();
                 &digits
             }

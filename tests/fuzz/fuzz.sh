@@ -69,7 +69,7 @@ for t in "${targets[@]}"; do
 	corpus=$OUT/corpus/$t
 	mkdir -p "$corpus"
 	cp "$ROOT/tests/fuzz/seeds/$t/"* "$corpus/" 2>/dev/null || true
-	case $t in profile | plan) cp "$ROOT"/board/*.toml "$ROOT"/tests/profiles/*.toml "$corpus/" ;; esac
+	case $t in profile | plan | toml) cp "$ROOT"/board/*.toml "$ROOT"/tests/profiles/*.toml "$corpus/" ;; esac
 	log=$OUT/$t.log
 	# The inputs that once crashed it (each also a unit test) run first.
 	if [ -d "$ROOT/tests/fuzz/regressions/$t" ]; then
