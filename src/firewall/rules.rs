@@ -224,7 +224,7 @@ pub(crate) const ICMP6_FORWARD: Icmp = &[
 pub(crate) enum Verdict {
     Accept,
     Drop,
-    /// To the zone chain `lan` or `wan`.
+    /// To the zone chain `lan` or `wan`, or to `replies`.
     Jump(&'static str),
 }
 
@@ -395,6 +395,7 @@ const CT_INVALID: &[Item] = &[Item::CtState { invalid: true }, DROP];
 const LOG: &[Item] = &[Item::Limit, Item::Log];
 const JUMP_LAN: &[Item] = &[Item::Verdict(Verdict::Jump("lan"))];
 const JUMP_WAN: &[Item] = &[Item::Verdict(Verdict::Jump("wan"))];
+const JUMP_REPLIES: &[Item] = &[Item::Verdict(Verdict::Jump("replies"))];
 const VMAP: &[Item] = &[Item::Vmap { lan: true }];
 const VMAP_WAN: &[Item] = &[Item::Vmap { lan: false }];
 const NOTRACK_LAN: &[Item] = &[LAN, Item::Notrack];
@@ -568,6 +569,26 @@ pub(crate) fn build(m: &Model) -> Ruleset {
         forward_rules(m, &mut forward);
     }
     t.chains.push(forward);
+    // The stateless replies, in the LAN's chain and the WAN's: in a chain
+    // of their own that both jump to when both need them, so that the
+    // kernel builds those rules and their sets once (each rule and set is
+    // an allocation and a commit's work on a slow board).
+    let stateless_wan = m.kind != Kind::Stateful;
+    let shared = !m.lan.all && stateless_wan;
+    if shared {
+        let mut replies = plain_chain("replies", key("firewall.profile"));
+        stateless_replies(&mut replies);
+        fragments(&mut replies, m.ingress);
+        t.chains.push(replies);
+    }
+    let replies = |c: &mut Chain| {
+        if shared {
+            c.add(JUMP_REPLIES, key("firewall.profile"));
+        } else {
+            stateless_replies(c);
+            fragments(c, m.ingress);
+        }
+    };
     if !m.lan.all {
         // A LAN limited to services: the services, the LAN's own pings,
         // and (stateless, as LAN traffic is never tracked) replies.
@@ -575,21 +596,19 @@ pub(crate) fn build(m: &Model) -> Ruleset {
         zone_services(&mut lan, &m.lan, [LAN_TCP, LAN_UDP], key("firewall.lan_services"));
         lan.add(ECHO4, key("firewall.lan_services"));
         lan.add(ECHO6, key("firewall.lan_services"));
-        stateless_replies(&mut lan);
-        fragments(&mut lan, m.ingress);
+        replies(&mut lan);
         lan.add(DROP_ALL, key("firewall.lan_services"));
         t.chains.push(lan);
     }
     let mut wan = plain_chain("wan", key("firewall.wan_services"));
-    if m.kind == Kind::Stateful {
+    if stateless_wan {
+        zone_services(&mut wan, &m.wan, [WAN_TCP, WAN_UDP], key("firewall.wan_services"));
+        replies(&mut wan);
+    } else {
         wan.add(CT_REPLIES, key("firewall.profile"));
         wan.add(CT_INVALID, key("firewall.profile"));
         zone_services(&mut wan, &m.wan, [WAN_TCP, WAN_UDP], key("firewall.wan_services"));
         icmp(&mut wan);
-    } else {
-        zone_services(&mut wan, &m.wan, [WAN_TCP, WAN_UDP], key("firewall.wan_services"));
-        stateless_replies(&mut wan);
-        fragments(&mut wan, m.ingress);
     }
     if m.log_rate.is_some() {
         wan.add(LOG, key("firewall.log_rate"));
