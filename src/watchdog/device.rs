@@ -321,18 +321,29 @@ impl Device {
             Err(_) => read_u32(files, &dir.join("bootstatus")),
         };
         self.info.nowayout = read_u32(files, &dir.join("nowayout")).map(|n| n != 0);
-        self.info.min_timeout = read_u32(files, &dir.join("min_timeout"));
-        self.info.max_timeout = read_u32(files, &dir.join("max_timeout"));
         if self.info.support.is_some() {
             self.timeout = self.dev.get_timeout().ok();
         }
         Ok(())
     }
 
-    /// WDIOC_SETTIMEOUT, clamped to the driver's limits, stepping through
-    /// [`KNOWN_TIMEOUTS`] on EINVAL. Returns the timeout in use (as the
-    /// driver wrote it back), or None when the driver cannot be told.
-    pub fn set_timeout(&mut self, requested: u32) -> Option<u32> {
+    /// The driver's timeout limits, from sysfs (the watchdog class's
+    /// `min_timeout` and `max_timeout`; absent for a driver outside it).
+    fn read_limits(&mut self, files: &mut dyn Files) {
+        let dir = sysfs_dir(&self.path);
+        self.info.min_timeout = read_u32(files, &dir.join("min_timeout"));
+        self.info.max_timeout = read_u32(files, &dir.join("max_timeout"));
+    }
+
+    /// WDIOC_SETTIMEOUT, stepping through [`KNOWN_TIMEOUTS`] on EINVAL.
+    /// The request is asked as it is first; only when the driver refuses
+    /// it are its limits read (`files`: from sysfs, two files that cost
+    /// some 3 ms of a boot on the emulated 24K) and the request clamped to
+    /// them: the kernel's watchdog core refuses a timeout outside them
+    /// with EINVAL, so a request within them is taken without the reads.
+    /// Returns the timeout in use (as the driver wrote it back), or None
+    /// when the driver cannot be told.
+    pub fn set_timeout(&mut self, requested: u32, mut files: Option<&mut dyn Files>) -> Option<u32> {
         if let Some(s) = &self.info.support {
             if s.options & WDIOF_SETTIMEOUT == 0 {
                 log::warn!(
@@ -349,7 +360,10 @@ impl Device {
             );
             return None;
         }
-        for t in timeout_candidates(requested, self.info.min_timeout, self.info.max_timeout) {
+        let mut candidates = timeout_candidates(requested, self.info.min_timeout, self.info.max_timeout);
+        let mut i = 0;
+        while let Some(&t) = candidates.get(i) {
+            i += 1;
             match self.dev.set_timeout(t) {
                 Ok(got) => {
                     if got != requested {
@@ -360,6 +374,12 @@ impl Device {
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
                     log::info!("{}: the driver rejects a {t} s timeout", self.path.display());
+                    if let Some(files) = files.take() {
+                        self.read_limits(files);
+                        candidates = timeout_candidates(requested, self.info.min_timeout, self.info.max_timeout);
+                        candidates.retain(|c| *c != t);
+                        i = 0;
+                    }
                 }
                 Err(e) => {
                     log::warn!("{}: WDIOC_SETTIMEOUT: {e}; keeping the driver's timeout", self.path.display());
@@ -428,12 +448,12 @@ impl Device {
         Ok(self.info.cannot_stop())
     }
 
-    /// (Re-)arm with a timeout: WDIOS_ENABLECARD, then the clamped
-    /// WDIOC_SETTIMEOUT (which pets), then a pet.
+    /// (Re-)arm with a timeout: WDIOS_ENABLECARD, then WDIOC_SETTIMEOUT
+    /// (which pets; clamped to the limits if setup read them), then a pet.
     pub fn rearm(&mut self, secs: u32) -> io::Result<()> {
         self.disabled = false;
         self.set_card(WDIOS_ENABLECARD)?;
-        self.set_timeout(secs);
+        self.set_timeout(secs, None);
         self.feed()
     }
 
@@ -559,18 +579,37 @@ mod tests {
     fn cardreset_and_sysfs_limits_are_read() {
         let mut b = board();
         b.watchdog.driver.borrow_mut().bootstatus = WDIOF_CARDRESET;
+        // The kernel's watchdog core refuses what is outside the limits
+        // sysfs shows.
+        b.watchdog.driver.borrow_mut().max_timeout = 21;
         b.files.files.insert("/sys/class/watchdog/watchdog0/max_timeout".into(), b"21\n".to_vec());
         b.files.files.insert("/sys/class/watchdog/watchdog0/nowayout".into(), b"1\n".to_vec());
         let mut dog = open(&mut b.watchdog, None).unwrap();
         dog.query(&mut b.files).unwrap();
         assert_eq!(dog.info.card_reset(), Some(true));
-        assert_eq!(dog.info.max_timeout, Some(21));
+        // The limits are read only once the driver refuses the request.
+        assert_eq!(dog.info.max_timeout, None);
         let shown = dog.info.to_string();
         assert!(shown.contains("\"Software Watchdog\""), "{shown}");
         assert!(shown.contains("SETTIMEOUT|MAGICCLOSE|KEEPALIVEPING"), "{shown}");
         assert!(shown.contains("the watchdog reset this board (CARDRESET)"), "{shown}");
-        assert_eq!(dog.set_timeout(30), Some(21));
+        assert_eq!(dog.set_timeout(30, Some(&mut b.files)), Some(21));
+        assert_eq!(dog.info.max_timeout, Some(21));
         assert!(dog.info.cannot_stop().unwrap().contains("nowayout"));
+    }
+
+    /// A request within the driver's limits is taken as asked, and the
+    /// limits are never read (two sysfs files at every boot).
+    #[test]
+    fn a_timeout_within_the_limits_reads_no_limits() {
+        let mut b = board();
+        b.watchdog.driver.borrow_mut().max_timeout = 21;
+        b.files.files.insert("/sys/class/watchdog/watchdog0/max_timeout".into(), b"21\n".to_vec());
+        let mut dog = open(&mut b.watchdog, None).unwrap();
+        dog.query(&mut b.files).unwrap();
+        assert_eq!(dog.set_timeout(20, Some(&mut b.files)), Some(20));
+        assert_eq!(dog.info.max_timeout, None);
+        assert_eq!(b.effects().iter().filter(|e| e.starts_with("settimeout")).count(), 1, "{:?}", b.effects());
     }
 
     #[test]
@@ -580,13 +619,13 @@ mod tests {
         b.watchdog.driver.borrow_mut().max_timeout = 21;
         let mut dog = open(&mut b.watchdog, None).unwrap();
         dog.query(&mut b.files).unwrap();
-        assert_eq!(dog.set_timeout(30), Some(20));
+        assert_eq!(dog.set_timeout(30, Some(&mut b.files)), Some(20));
         // mpc8xxx: nothing under its hardware period (10 s).
         let mut b = board();
         b.watchdog.driver.borrow_mut().min_timeout = 10;
         let mut dog = open(&mut b.watchdog, None).unwrap();
         dog.query(&mut b.files).unwrap();
-        assert_eq!(dog.set_timeout(5), Some(10));
+        assert_eq!(dog.set_timeout(5, Some(&mut b.files)), Some(10));
         let eff = b.effects();
         assert!(eff.contains(&"settimeout /dev/watchdog0 5 EINVAL".to_string()), "{eff:?}");
         assert_eq!(eff.last().unwrap(), "settimeout /dev/watchdog0 10");
@@ -600,7 +639,7 @@ mod tests {
         dog.query(&mut b.files).unwrap();
         assert!(dog.write_only());
         assert!(dog.info.to_string().contains("could not be queried"), "{}", dog.info);
-        assert_eq!(dog.set_timeout(10), None);
+        assert_eq!(dog.set_timeout(10, Some(&mut b.files)), None);
         dog.feed().unwrap();
         dog.feed().unwrap();
         assert_eq!(b.watchdog.driver.borrow().pets, 2);

@@ -93,7 +93,7 @@ pub(crate) fn setup(mut dog: Device, timeout: u32, seams: &mut Seams<'_>) -> Res
         log::warn!("{}: {why}", dog.path.display());
     }
     dog.clear_stale_release();
-    let got = dog.set_timeout(timeout);
+    let got = dog.set_timeout(timeout, Some(seams.files));
     log::info!("{}: timeout {}", dog.path.display(), got.map_or("unknown (driver default)".to_string(), |t| format!("{t} s")));
     Ok(dog)
 }
