@@ -166,11 +166,7 @@ pub(crate) fn parse(text: &str) -> Result<Value<'_>, Error> {
                 doc.start_table(header)?;
             }
             Some(_) => {
-                let (path, key) = p.key_path()?;
-                p.skip_ws();
-                p.expect(b'=', "`=` after the key")?;
-                p.skip_ws();
-                let value = p.value()?;
+                let (path, key, value) = p.key_value()?;
                 doc.current.put(&path, key, value)?;
             }
         }
@@ -507,51 +503,55 @@ impl<'a> Parser<'a> {
         item
     }
 
-    fn array(&mut self) -> Result<Item<'a>, Error> {
+    /// The items of a bracketed list, each read by `item`, up to `close`:
+    /// over several lines, with comments, and a trailing comma (which
+    /// TOML 1.1 allows in inline tables too). `expected` names what may
+    /// follow an item, for the error.
+    fn list(&mut self, close: u8, expected: &str, mut item: impl FnMut(&mut Self) -> Result<(), Error>) -> Result<(), Error> {
         self.pos += 1;
-        let mut items = Vec::new();
         loop {
             self.skip_blank()?;
-            if self.peek() == Some(b']') {
+            if self.peek() == Some(close) {
                 break;
             }
-            items.push(self.value()?);
+            item(self)?;
             self.skip_blank()?;
             match self.peek() {
                 Some(b',') => self.pos += 1,
-                Some(b']') => break,
-                _ => return self.unexpected("`,` or `]` in the array"),
+                Some(c) if c == close => break,
+                _ => return self.unexpected(expected),
             }
         }
         self.pos += 1;
+        Ok(())
+    }
+
+    fn array(&mut self) -> Result<Item<'a>, Error> {
+        let mut items = Vec::new();
+        self.list(b']', "`,` or `]` in the array", |p| {
+            items.push(p.value()?);
+            Ok(())
+        })?;
         Ok(Item::Array(Array { items, of_tables: false }))
     }
 
-    /// `{ k = v, ... }`, over several lines and with a trailing comma as
-    /// TOML 1.1 allows.
+    /// `{ k = v, ... }`.
     fn inline_table(&mut self) -> Result<Item<'a>, Error> {
-        self.pos += 1;
         let mut table = Table::new(Kind::Inline);
-        loop {
-            self.skip_blank()?;
-            if self.peek() == Some(b'}') {
-                break;
-            }
-            let (path, key) = self.key_path()?;
-            self.skip_ws();
-            self.expect(b'=', "`=` after the key")?;
-            self.skip_ws();
-            let value = self.value()?;
-            table.put(&path, key, value)?;
-            self.skip_blank()?;
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => break,
-                _ => return self.unexpected("`,` or `}` in the inline table"),
-            }
-        }
-        self.pos += 1;
+        self.list(b'}', "`,` or `}` in the inline table", |p| {
+            let (path, key, value) = p.key_value()?;
+            table.put(&path, key, value)
+        })?;
         Ok(Item::Table(table))
+    }
+
+    /// `a.b = value`: the keys before the last, the last, the value.
+    fn key_value(&mut self) -> Result<(Vec<Key<'a>>, Key<'a>, Value<'a>), Error> {
+        let (path, key) = self.key_path()?;
+        self.skip_ws();
+        self.expect(b'=', "`=` after the key")?;
+        self.skip_ws();
+        Ok((path, key, self.value()?))
     }
 
     /// `"..."` on one line.

@@ -75,6 +75,7 @@ const INVALID: &[&str] = &[
     "a = _1",
     "a = 1_",
     "a = 0x",
+    "a = 6666)666$",
     "a = +0x1",
     "a = -0b1",
     "a = 1.",
@@ -114,6 +115,10 @@ const INVALID: &[&str] = &[
     "a = 1 # bad \u{7f} comment",
     "a = 1 # bad \u{1} comment",
     "\"\"\"key\"\"\" = 1",
+    // toml 1.2 accepts these two (a line break and a comment where TOML
+    // 1.1 allows spaces only); ours refuses them, as the ABNF does.
+    "a = { b # c\n= 1 }",
+    "a = { b = # c\n1 }",
 ];
 
 #[test]
