@@ -21,15 +21,18 @@
 //!
 //! A refused document gives one error, the first, at the byte where it
 //! is found, worded for a person (`config::parse` adds the file, line,
-//! column and key). Nesting deeper than `MAX_DEPTH` is refused, so that a
-//! hostile file cannot exhaust a board's stack.
+//! column and key). Arrays and inline tables nested deeper than
+//! `MAX_DEPTH`, and keys with more parts (`a.b.c`), are refused, so that a
+//! hostile file cannot exhaust a board's stack (in the parse, or in
+//! dropping the tree).
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 use super::Spanned;
 
-/// Arrays and inline tables nested deeper than this are refused.
+/// Arrays and inline tables nested deeper than this, and dotted keys
+/// with more parts, are refused.
 pub(crate) const MAX_DEPTH: usize = 32;
 
 /// A value of the document and its span.
@@ -222,9 +225,14 @@ impl<'a> Document<'a> {
         let parent = descend(&mut self.root, &header.path, false)?;
         let name = header.key.get_ref();
         if !header.of_tables {
-            let i = parent.find(name).unwrap_or_else(|i| i);
-            parent.entries.insert(i, (header.key, value));
-            return Ok(());
+            // `start_table` took out what was there, or refused it.
+            return match parent.find(name) {
+                Ok(_) => Err(duplicate(&header.key)),
+                Err(i) => {
+                    parent.entries.insert(i, (header.key, value));
+                    Ok(())
+                }
+            };
         }
         let i = match parent.find(name) {
             Ok(i) => i,
@@ -458,6 +466,9 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             self.skip_ws();
+            if path.len() + 1 >= MAX_DEPTH {
+                return self.err(self.pos, format!("keys nested more than {MAX_DEPTH} deep"));
+            }
             path.push(std::mem::replace(&mut key, self.key()?));
         }
     }

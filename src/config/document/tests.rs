@@ -176,4 +176,12 @@ fn nesting_deeper_than_the_limit_is_refused() {
     assert!(parse(&deep).unwrap_err().message.contains("nested more than"));
     let hostile = format!("a = {}", "{b = ".repeat(100_000));
     assert!(parse(&hostile).is_err());
+    // Dotted keys and headers too: a tree that deep would also overflow
+    // the stack as it is dropped.
+    let path = |n: usize| vec!["k"; n].join(".");
+    assert!(parse(&format!("{} = 1", path(MAX_DEPTH))).is_ok());
+    for text in [format!("{} = 1", path(MAX_DEPTH + 1)), format!("[{}]", path(MAX_DEPTH + 1)), format!("{} = 1", path(500_000))] {
+        let e = parse(&text).unwrap_err();
+        assert!(e.message.contains("nested more than"), "{e:?}");
+    }
 }
