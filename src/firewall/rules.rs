@@ -517,6 +517,13 @@ fn fragments(c: &mut Chain, ipv4: bool) {
     c.add(FRAG6, key("firewall.profile"));
 }
 
+/// What a stateless zone chain lets in after its own services: the
+/// replies, then the non-first fragments (`ipv4`: on the ingress hook).
+fn replies_and_fragments(c: &mut Chain, ipv4: bool) {
+    stateless_replies(c);
+    fragments(c, ipv4);
+}
+
 fn set(sets: &mut Vec<Set>, name: &'static str, ports: &Ports, key: Key) {
     if !ports.is_empty() {
         sets.push(Set { name, ports: ports.clone(), key });
@@ -577,16 +584,14 @@ pub(crate) fn build(m: &Model) -> Ruleset {
     let shared = !m.lan.all && stateless_wan;
     if shared {
         let mut replies = plain_chain("replies", key("firewall.profile"));
-        stateless_replies(&mut replies);
-        fragments(&mut replies, m.ingress);
+        replies_and_fragments(&mut replies, m.ingress);
         t.chains.push(replies);
     }
     let replies = |c: &mut Chain| {
         if shared {
             c.add(JUMP_REPLIES, key("firewall.profile"));
         } else {
-            stateless_replies(c);
-            fragments(c, m.ingress);
+            replies_and_fragments(c, m.ingress);
         }
     };
     if !m.lan.all {
