@@ -476,7 +476,7 @@ impl<'a> Parser<'a> {
     fn key(&mut self) -> Result<Key<'a>, Error> {
         let start = self.pos;
         let name = match self.peek() {
-            Some(b'"') if !self.at(b"\"\"\"") => self.basic_string()?,
+            Some(b'"') if !self.at(b"\"\"\"") => self.basic_string(false)?,
             Some(b'\'') if !self.at(b"'''") => self.literal_string()?,
             Some(c) if is_bare(c) => {
                 while self.peek().is_some_and(is_bare) {
@@ -492,8 +492,7 @@ impl<'a> Parser<'a> {
     fn value(&mut self) -> Result<Value<'a>, Error> {
         let start = self.pos;
         let item = match self.peek() {
-            Some(b'"') if self.at(b"\"\"\"") => Item::String(self.ml_basic_string()?),
-            Some(b'"') => Item::String(self.basic_string()?),
+            Some(b'"') => Item::String(self.basic_string(self.at(b"\"\"\""))?),
             Some(b'\'') if self.at(b"'''") => Item::String(self.ml_literal_string()?),
             Some(b'\'') => Item::String(self.literal_string()?),
             Some(b'[') => self.nested(Self::array)?,
@@ -565,17 +564,8 @@ impl<'a> Parser<'a> {
         Ok((path, key, self.value()?))
     }
 
-    /// `"..."` on one line.
-    fn basic_string(&mut self) -> Result<Cow<'a, str>, Error> {
-        self.string(false)
-    }
-
-    /// `"""..."""`.
-    fn ml_basic_string(&mut self) -> Result<Cow<'a, str>, Error> {
-        self.string(true)
-    }
-
-    fn string(&mut self, multi: bool) -> Result<Cow<'a, str>, Error> {
+    /// `"..."` on one line, or `"""..."""` (`multi`).
+    fn basic_string(&mut self, multi: bool) -> Result<Cow<'a, str>, Error> {
         let open = self.pos;
         self.pos += if multi { 3 } else { 1 };
         if multi {
