@@ -15,7 +15,8 @@
 //!   key path (`/etc/nasboot.toml:6:8: interface[1].name: ...`). Unknown keys
 //!   are errors.
 //! - **Validate** (`config/validate.rs`): the model is fixed-capacity
-//!   newtypes (`heapless`): interface names of at most 15 bytes (IFNAMSIZ),
+//!   newtypes (`heapless`) and lists of bounded length (`config::List`,
+//!   as long as the profile writes them): interface names of at most 15 bytes (IFNAMSIZ),
 //!   prefixes checked per family, ports 1 to 65535, absolute export paths
 //!   without control characters; limits as listed at the top of
 //!   `board/reference.toml`. A profile that fails changes nothing (exit 2).

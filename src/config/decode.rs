@@ -19,8 +19,8 @@
 //! unwinds through the tables and arrays above it.
 //!
 //! What a profile holds: tables as structs (unknown keys refused) and as
-//! the sysctl maps (string keys), arrays as `heapless::Vec` (at most their
-//! capacity), enums written as strings, integers, floats (for the load
+//! the sysctl maps (string keys), arrays as `List` or `heapless::Vec` (at most
+//! their capacity), enums written as strings, integers, floats (for the load
 //! limits only), booleans and strings. An absent key is `None` or the
 //! field's default. TOML date-times are refused, like any other value of
 //! a kind the model does not expect.
@@ -411,6 +411,17 @@ fn push_items<T: Decode, const N: usize>(out: &mut heapless::Vec<T, N>, v: &Valu
         let _ = out.push(t);
     }
     Ok(())
+}
+
+impl<T: Decode, const N: usize> Decode for super::List<T, N> {
+    fn decode(v: &Value<'_>) -> Result<Self, Error> {
+        let items = items(v, N)?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            out.push(T::decode(item).map_err(|e| under_index(e, item, i))?);
+        }
+        Ok(super::List::new(out))
+    }
 }
 
 impl<T: Decode, const N: usize> Decode for heapless::Vec<T, N> {

@@ -11,6 +11,7 @@ mod client;
 mod decode;
 pub(crate) mod document;
 pub(crate) mod firewall;
+mod list;
 pub(crate) mod net;
 pub(crate) mod nfs;
 mod spanned;
@@ -22,6 +23,7 @@ pub(crate) mod watchdog;
 use std::fmt;
 use std::ops::Range;
 
+pub(crate) use list::List;
 pub(crate) use spanned::Spanned;
 pub(crate) use validate::Warning;
 
@@ -42,13 +44,13 @@ pub struct Board {
 pub struct Profile {
     pub board: Board,
     pub sysctl: system::Sysctl,
-    /// The big members are boxed and each decoded in a frame of its own
-    /// (`decode::boxed`): the lists hold their capacity inline (some 25 KB
-    /// in `interface`, 16 KB in `nfs`), and by value, or inlined into this
-    /// struct's decoder, they put that on every frame that moves a
-    /// profile; the stack peak was VmHWM's (scripts/README.md, "Where the
-    /// VmHWM peak comes from").
-    pub interface: Box<heapless::Vec<net::Interface, MAX_INTERFACES>>,
+    /// The lists of large items are `List`s, as long as the profile
+    /// writes them. The sections are boxed and each decoded in a frame of
+    /// its own (`decode::boxed`): by value, or inlined into this struct's
+    /// decoder, the small lists they hold inline would be on every frame
+    /// that moves a profile; the stack peak was VmHWM's (scripts/README.md,
+    /// "Where the VmHWM peak comes from").
+    pub interface: List<net::Interface, MAX_INTERFACES>,
     /// Absent means the default: the stateless profile.
     pub firewall: Box<firewall::Firewall>,
     pub nfs: Box<nfs::Nfs>,
@@ -72,7 +74,7 @@ impl decode::Decode for Profile {
         Ok(Profile {
             board: f.req("board")?,
             sysctl: f.or_default("sysctl")?,
-            interface: decode::boxed(&f, "interface")?,
+            interface: f.or_default("interface")?,
             firewall: decode::boxed(&f, "firewall")?,
             nfs: decode::boxed(&f, "nfs")?,
             storage: f.or_default("storage")?,

@@ -3,7 +3,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use super::decode::{self as dec, decode_enum, Decode, Error, Fields, Value};
-use super::Spanned;
+use super::{List, Spanned};
 
 use super::types::{IfName, IpNet, MacAddr, SysctlKey, SysctlValue, VlanId};
 
@@ -192,7 +192,7 @@ pub struct Interface {
     /// `nic` (default), `bridge` or `vlan`.
     pub kind: LinkKind,
     /// A bridge's ports: NICs or VLANs (not bridges), enslaved to it.
-    pub ports: heapless::Vec<Spanned<IfName>, MAX_BRIDGE_PORTS>,
+    pub ports: List<Spanned<IfName>, MAX_BRIDGE_PORTS>,
     /// A bridge's spanning tree (IFLA_BR_STP_STATE). Default off: a
     /// router's LAN bridge has no loop, and STP holds every port in the
     /// listening and learning states for 30 s after it comes up.
@@ -211,10 +211,10 @@ pub struct Interface {
     /// Leave promiscuous mode off (default) or on.
     pub promisc: bool,
     /// IPv4 and IPv6 addresses with prefix, e.g. "192.168.1.2/24".
-    pub address: heapless::Vec<Spanned<IpNet>, MAX_ADDRESSES>,
+    pub address: List<Spanned<IpNet>, MAX_ADDRESSES>,
     pub gateway: Option<Spanned<Ipv4Addr>>,
     pub gateway6: Option<Spanned<Ipv6Addr>>,
-    pub route: heapless::Vec<Route, MAX_ROUTES>,
+    pub route: List<Route, MAX_ROUTES>,
     /// net.ipv6.conf.IF.accept_ra (0, 1 or 2).
     pub accept_ra: Option<u8>,
     /// Wait up to this many seconds for carrier after bringing the link up.

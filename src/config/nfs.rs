@@ -1,7 +1,7 @@
 //! `[nfs]` and `[[nfs.export]]`: the export set and nfsd knobs.
 
 use super::decode::{self as dec, decode_enum, Decode, Error, Fields, Value};
-use super::Spanned;
+use super::{List, Spanned};
 
 use super::net::Role;
 use super::types::{AbsPath, IfName, IpNet, Name};
@@ -62,7 +62,7 @@ impl Decode for Fsid {
 pub struct Export {
     pub path: Spanned<AbsPath>,
     /// Hosts, CIDRs, wildcards or "*". Default: the LAN subnets.
-    pub clients: heapless::Vec<Spanned<heapless::String<63>>, MAX_CLIENTS>,
+    pub clients: List<Spanned<heapless::String<63>>, MAX_CLIENTS>,
     pub rw: bool,
     /// sync (default) or async; async risks data loss if the server crashes.
     pub sync: bool,
@@ -103,7 +103,7 @@ pub struct Nfs {
     pub max_block_size: Option<u32>,
     /// Write /etc/exports.d/nasboot.exports instead of /etc/exports.
     pub exports_d: bool,
-    pub export: heapless::Vec<Export, MAX_EXPORTS>,
+    pub export: List<Export, MAX_EXPORTS>,
 }
 
 /// Samba shares per profile.
@@ -116,7 +116,7 @@ pub(crate) const MAX_USERS: usize = 8;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Samba {
     /// Interfaces smbd listens on besides `lo`. Default: the role = "lan" ones.
-    pub interfaces: heapless::Vec<Spanned<IfName>, { super::MAX_INTERFACES }>,
+    pub interfaces: List<Spanned<IfName>, { super::MAX_INTERFACES }>,
     /// NetBIOS workgroup (1 to 15 bytes). Unset: Samba's default.
     pub workgroup: Option<Spanned<heapless::String<15>>>,
     /// `use sendfile`: read data goes from the page cache to the socket
@@ -131,7 +131,7 @@ pub struct Samba {
     /// spliced from the socket (not on signed sessions). 0 turns it off;
     /// Samba caps it at 128 KiB, so larger values are refused.
     pub min_receivefile_size: u32,
-    pub share: heapless::Vec<Share, MAX_SHARES>,
+    pub share: List<Share, MAX_SHARES>,
 }
 
 /// One `[[samba.share]]`.
