@@ -137,7 +137,7 @@ pub fn plan(data: &[u8]) {
         for backend in [Backend::Nftables, Backend::Iptables] {
             let now = firewall::Observed { ipv6: true, ..firewall::Observed::default() };
             rule_set_names_only_the_profile(p, &text, &firewall::render(&m, backend, &now));
-            rule_set_names_only_the_profile(p, &text, &firewall::fallback(&m.lan_ifaces, backend, true, firewall::Via::Netlink));
+            rule_set_names_only_the_profile(p, &text, &firewall::fallback(&m.lan_ifaces, backend, firewall::Via::Netlink));
         }
     }
     for e in &p.nfs.export {

@@ -174,6 +174,15 @@ fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError>
     })
 }
 
+/// Whether the kernel has IPv6 (`/proc/sys/net/ipv6` is there): the
+/// ip6tables files are loaded and saved only then. Asked where an
+/// iptables tool is about to run, or for a router's forwarding sysctls,
+/// not by every observation (a /proc read, some 1 ms of an nftables
+/// board's apply on the emulated 24K).
+pub(crate) fn kernel_has_ipv6(seams: &mut Seams<'_>) -> bool {
+    seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok()
+}
+
 /// Load one rule set. nftables: one transaction, through netlink or
 /// `nft -f -`, which the kernel commits whole or not at all, so there is
 /// no check pass. iptables: both families are checked
@@ -195,7 +204,7 @@ pub(crate) fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), 
         Backend::Iptables => {
             let mut files: heapless::Vec<(&'static str, &str), 2> = heapless::Vec::new();
             let _ = files.push(("iptables-restore", rs.v4()));
-            if rs.ipv6 && !rs.v6().is_empty() {
+            if !rs.v6().is_empty() && kernel_has_ipv6(seams) {
                 let _ = files.push(("ip6tables-restore", rs.v6()));
             }
             for (tool, _) in &files {
@@ -219,10 +228,10 @@ pub(crate) fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), 
 
 /// Load the fallback: with `backend`, or failing that with the other one.
 /// Returns what was loaded, or why neither loaded.
-fn load_fallback(lan: &Ifaces, backend: Backend, ipv6: bool, via: Via, seams: &mut Seams<'_>) -> Result<Backend, Vec<LoadError>> {
+fn load_fallback(lan: &Ifaces, backend: Backend, via: Via, seams: &mut Seams<'_>) -> Result<Backend, Vec<LoadError>> {
     let mut why = Vec::new();
     for b in [backend, backend.other()] {
-        match check_and_load(&super::fallback(lan, b, ipv6, via), seams) {
+        match check_and_load(&super::fallback(lan, b, via), seams) {
             Ok(()) => return Ok(b),
             Err(e) => why.push(e),
         }
@@ -249,7 +258,7 @@ pub(crate) fn load(rules: &RuleSet, instead: Option<&Instead>, fallback_lan: Opt
     let then = match fallback_lan {
         _ if missing => Then::KeptPrevious,
         None => Then::NoFallback,
-        Some(lan) => match load_fallback(lan, rules.backend, rules.ipv6, rules.via, seams) {
+        Some(lan) => match load_fallback(lan, rules.backend, rules.via, seams) {
             Ok(b) => Then::FellBack(b),
             Err(why) => Then::FallbackFailed(why),
         },
@@ -259,10 +268,10 @@ pub(crate) fn load(rules: &RuleSet, instead: Option<&Instead>, fallback_lan: Opt
 
 /// Load the emergency rule set (a profile that cannot be read at boot):
 /// with `backend`, or failing that the other one.
-pub(crate) fn load_emergency(backend: Backend, ipv6: bool, via: Via, seams: &mut Seams<'_>) -> Result<Backend, Error> {
+pub(crate) fn load_emergency(backend: Backend, via: Via, seams: &mut Seams<'_>) -> Result<Backend, Error> {
     let mut tried = Vec::new();
     for b in [backend, backend.other()] {
-        match check_and_load(&super::emergency(b, ipv6, via), seams) {
+        match check_and_load(&super::emergency(b, via), seams) {
             Ok(()) => return Ok(b),
             Err(e) => tried.push(e),
         }
@@ -278,9 +287,8 @@ pub(crate) fn lock_down(seams: &mut Seams<'_>) -> Result<Backend, Error> {
     let kernel = seams.sysctl.get("kernel.osrelease").ok().and_then(|r| super::backend::kernel_version(&r));
     let netlink = seams.nft.tables().err().map(|e| e.raw_os_error().unwrap_or(nix::libc::EIO));
     let offer = super::backend::offer(kernel, netlink, B::Auto, Loader::Auto, |tool| seams.runner.which(tool).is_some());
-    let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
     let via = super::backend::via(crate::config::firewall::Loader::Auto, offer);
-    load_emergency(super::backend::auto(offer), ipv6, via, seams)
+    load_emergency(super::backend::auto(offer), via, seams)
 }
 
 /// Empty tables for an iptables rollback, for tables nasboot's rule set
@@ -338,15 +346,7 @@ pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<Rule
             let saved = super::native::save(seams)?;
             let text = format!("# nasboot: the rule set before, saved through netlink ({} messages)\n", saved.starts.len());
             let v6_at = text.len();
-            Ok(RuleSet {
-                backend: Backend::Nftables,
-                text,
-                v6_at,
-                noflush: true,
-                ipv6: new.ipv6,
-                native: Native::Saved(saved),
-                via: new.via,
-            })
+            Ok(RuleSet { backend: Backend::Nftables, text, v6_at, noflush: true, native: Native::Saved(saved), via: new.via })
         }
         Backend::Nftables => {
             let mut text = String::from("table inet nasboot {}\ndelete table inet nasboot\n");
@@ -358,16 +358,16 @@ pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<Rule
                 text.push_str(&t);
             }
             let v6_at = text.len();
-            Ok(RuleSet { backend: Backend::Nftables, text, v6_at, noflush: true, ipv6: new.ipv6, native: Native::None, via: new.via })
+            Ok(RuleSet { backend: Backend::Nftables, text, v6_at, noflush: true, native: Native::None, via: new.via })
         }
         Backend::Iptables => {
             let mut text = String::new();
             iptables_save(seams, "iptables-save", new.v4(), &mut text)?;
             let v6_at = text.len();
-            if new.ipv6 {
+            if kernel_has_ipv6(seams) {
                 iptables_save(seams, "ip6tables-save", new.v6(), &mut text)?;
             }
-            Ok(RuleSet { backend: Backend::Iptables, text, v6_at, noflush: false, ipv6: new.ipv6, native: Native::None, via: new.via })
+            Ok(RuleSet { backend: Backend::Iptables, text, v6_at, noflush: false, native: Native::None, via: new.via })
         }
     }
 }
@@ -417,7 +417,7 @@ pub(crate) fn load_confirmed(
         Ok(()) => Err(Error::NotConfirmed { seconds: c.seconds }),
         Err(source) => {
             let lan = fallback_lan.cloned().unwrap_or_default();
-            let fallback = load_fallback(&lan, rules.backend, rules.ipv6, rules.via, seams);
+            let fallback = load_fallback(&lan, rules.backend, rules.via, seams);
             Err(Error::Rollback { seconds: c.seconds, source, fallback })
         }
     }

@@ -160,8 +160,6 @@ pub(crate) struct RuleSet {
     /// iptables: load with `--noflush` (nasboot's own rule sets) or without
     /// (a full `iptables-save` copy, for a rollback).
     pub noflush: bool,
-    /// iptables: load the IPv6 file (false when the kernel has no IPv6).
-    pub ipv6: bool,
     /// nftables: what the loader sends through netlink (see [`Native`]).
     pub native: Native,
     /// nftables: through netlink, or with the nft tool.
@@ -194,41 +192,41 @@ impl RuleSet {
 pub(crate) fn render(m: &Model, backend: Backend, now: &Observed) -> RuleSet {
     let mut text = String::with_capacity(2048);
     match backend {
-        Backend::Nftables => nft_rule_set(rules::build(m), text, now.ipv6, now.via),
+        Backend::Nftables => nft_rule_set(rules::build(m), text, now.via),
         Backend::Iptables => {
             let v6_at = iptables::render(m, now.left4, now.left6, &mut text).expect("writing to a String");
-            RuleSet { backend, text, v6_at, noflush: true, ipv6: now.ipv6, native: Native::None, via: now.via }
+            RuleSet { backend, text, v6_at, noflush: true, native: Native::None, via: now.via }
         }
     }
 }
 
 /// An nftables rule set: its text, and the rules for the netlink loader.
-fn nft_rule_set(rs: rules::Ruleset, mut text: String, ipv6: bool, via: Via) -> RuleSet {
+fn nft_rule_set(rs: rules::Ruleset, mut text: String, via: Via) -> RuleSet {
     nft::render(&rs, &mut text).expect("writing to a String");
-    RuleSet { backend: Backend::Nftables, v6_at: text.len(), text, noflush: true, ipv6, native: Native::Rules(Box::new(rs)), via }
+    RuleSet { backend: Backend::Nftables, v6_at: text.len(), text, noflush: true, native: Native::Rules(Box::new(rs)), via }
 }
 
 /// The fallback rule set: loopback and `lan` accepted, all else dropped.
-pub(crate) fn fallback(lan: &Ifaces, backend: Backend, ipv6: bool, via: Via) -> RuleSet {
+pub(crate) fn fallback(lan: &Ifaces, backend: Backend, via: Via) -> RuleSet {
     let mut text = String::with_capacity(512);
     match backend {
-        Backend::Nftables => nft_rule_set(rules::fallback(lan), text, ipv6, via),
+        Backend::Nftables => nft_rule_set(rules::fallback(lan), text, via),
         Backend::Iptables => {
             let v6_at = iptables::render_fallback(lan, &mut text).expect("writing to a String");
-            RuleSet { backend, text, v6_at, noflush: true, ipv6, native: Native::None, via }
+            RuleSet { backend, text, v6_at, noflush: true, native: Native::None, via }
         }
     }
 }
 
 /// The emergency rule set, for a profile that cannot be read (see the
 /// module documentation).
-pub(crate) fn emergency(backend: Backend, ipv6: bool, via: Via) -> RuleSet {
+pub(crate) fn emergency(backend: Backend, via: Via) -> RuleSet {
     let mut text = String::with_capacity(512);
     match backend {
-        Backend::Nftables => nft_rule_set(rules::emergency(), text, ipv6, via),
+        Backend::Nftables => nft_rule_set(rules::emergency(), text, via),
         Backend::Iptables => {
             let v6_at = iptables::render_emergency(&mut text).expect("writing to a String");
-            RuleSet { backend, text, v6_at, noflush: true, ipv6, native: Native::None, via }
+            RuleSet { backend, text, v6_at, noflush: true, native: Native::None, via }
         }
     }
 }
@@ -294,7 +292,9 @@ impl fmt::Display for Action {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Observed {
     pub offer: backend::Offer,
-    /// The kernel has IPv6 (`/proc/sys/net/ipv6`).
+    /// The kernel has IPv6 (`/proc/sys/net/ipv6`); read only with
+    /// `forward`, for the forwarding sysctls (the iptables loader asks
+    /// for itself: [`load::kernel_has_ipv6`]).
     pub ipv6: bool,
     /// iptables tables already loaded (for cleaning up raw and nat).
     pub left4: Leftovers,
@@ -439,8 +439,8 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
         Backend::Nftables => (Leftovers::default(), Leftovers::default(), false),
     };
     let links = hook_links(p, offer, all_links, seams);
-    let ipv6 = seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok();
     let router = fw.forward && fw.profile != FwProfile::Off;
+    let ipv6 = router && load::kernel_has_ipv6(seams);
     let (mut flowtable, mut nat) = (None, None);
     if router {
         let mut modules = Modules::new(release.as_deref());
@@ -625,7 +625,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
         built = Some(rs);
     }
     let rules = match built {
-        Some(rs) => nft_rule_set(rs, String::with_capacity(2048), now.ipv6, now.via),
+        Some(rs) => nft_rule_set(rs, String::with_capacity(2048), now.via),
         None => render(&m, backend, now),
     };
     let mut instead = auto.then(|| {

@@ -115,8 +115,8 @@ fn goldens_for_every_profile_and_backend() {
     }
     let lan = model::from_profile(&profile("")).lan_ifaces;
     for b in [Backend::Nftables, Backend::Iptables] {
-        check_golden(&format!("fallback.{}", ext(b)), &fallback(&lan, b, true, Via::Netlink).text);
-        check_golden(&format!("emergency.{}", ext(b)), &emergency(b, true, Via::Netlink).text);
+        check_golden(&format!("fallback.{}", ext(b)), &fallback(&lan, b, Via::Netlink).text);
+        check_golden(&format!("emergency.{}", ext(b)), &emergency(b, Via::Netlink).text);
     }
 }
 
@@ -297,7 +297,7 @@ fn rejected_rule_set_loads_the_fallback_and_quotes_the_line() {
     );
     assert_eq!(b.effects(), ["run nft -f -", "run nft -f -"]);
     let lan = model::from_profile(&profile("")).lan_ifaces;
-    assert_eq!(b.runner.stdins[1], fallback(&lan, Backend::Nftables, true, TOOL).text.as_bytes());
+    assert_eq!(b.runner.stdins[1], fallback(&lan, Backend::Nftables, TOOL).text.as_bytes());
 }
 
 #[test]
@@ -463,7 +463,7 @@ fn confirm_without_a_waiting_apply_fails() {
 fn emergency_loads_with_either_backend() {
     let mut b = board();
     b.runner.programs.remove("nft");
-    assert_eq!(load::load_emergency(Backend::Nftables, true, TOOL, &mut b.seams()).unwrap(), Backend::Iptables);
+    assert_eq!(load::load_emergency(Backend::Nftables, TOOL, &mut b.seams()).unwrap(), Backend::Iptables);
     let text = String::from_utf8_lossy(&b.runner.stdins[0]).into_owned();
     assert!(text.contains("-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"), "{text}");
 }
