@@ -343,6 +343,24 @@ for t in $targets; do
 	netns_board_down "$P"
 done
 
+# A link dump that takes many datagrams (host binary): 120 more links
+# than the profile names, some 1.5 KB of RTM_NEWLINK each, come back in
+# about ten datagrams of the 16 KiB receive buffer (src/seam/real/mod.rs,
+# RECV_BUF); a datagram cut short would fail the read. Both the apply
+# and the status read every link and the profile's two by name.
+read -ra nb <<<"$(nasboot_for host)"
+netns_board_up "$P"
+for i in $(seq 60); do
+	box ip link add "xa$i" type veth peer name "xb$i"
+done
+run apply -c "$work/base.toml"
+t_eq "122 links: apply exits 0 (stderr: $err)" 0 "$rc"
+t_eq "122 links: ... and has applied (eth0 mtu)" 1400 "$(jlink eth0 mtu)"
+run status -c "$work/base.toml"
+t_eq "122 links: status exits 0 (stderr: $err)" 0 "$rc"
+t_has "122 links: ... and finds the profile in force" "in sync with the profile" "$out"
+netns_board_down "$P"
+
 # The apply lock (APPLY_LOCK in src/paths.rs), host binary: an apply
 # started while another process holds the lock waits for it, then
 # applies; plan does not wait. This shell holds the lock as another

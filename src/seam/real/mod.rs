@@ -12,13 +12,19 @@ pub(crate) mod watchdog;
 
 use std::path::{Path, PathBuf};
 
-/// The receive buffer of both netlink sockets (rtnetlink's, nf_tables'): one datagram of a dump (the kernel fills up to
-/// about 16 KiB) and the error replies of a large batch fit easily. It is
-/// reserved, never zeroed: only the pages a reply is written to are
-/// touched. (glibc's calloc wrote all 16 pages of a zeroed one; a page a
-/// process touches first is a page fault, some 0.5 ms of guest time on
-/// the emulated 24K.)
-pub(crate) const RECV_BUF: usize = 64 * 1024;
+/// The receive buffer of both netlink sockets (rtnetlink's, nf_tables'):
+/// 16 KiB, what the kernel expects a dump's reader to offer
+/// (`netlink_dump`: "as large as max(min_dump_alloc, 16KiB)"). The kernel
+/// sizes each datagram of a dump to the largest buffer the reader has
+/// offered, up to 32 KiB: a 64 KiB buffer had every dump's datagrams
+/// allocated at 32 KiB, some 0.5 ms more a dump on the emulated 24K
+/// (scripts/README.md, "What one operation costs"), and, being over 16
+/// KiB, a mapping of its own (`heap.rs`). A datagram cut short by a
+/// smaller buffer would read as a malformed reply, never as a success.
+/// It is reserved, never zeroed: only the pages a reply is written to
+/// are touched (a page a process touches first is a page fault, some
+/// 0.5 ms of guest time on the emulated 24K).
+pub(crate) const RECV_BUF: usize = 16 * 1024;
 
 /// Where the board's file system is: `/`, or the `--root` directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
