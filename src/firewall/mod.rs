@@ -88,7 +88,7 @@
 //! An apply whose rule set nasboot loaded through netlink and nobody has
 //! touched since loads nothing (on the emulated 24K board that made a
 //! router's settled apply a fifth cheaper, and kept its flowtable's
-//! offloaded flows: scripts/README.md, "Boot to protected"): the batch
+//! offloaded flows: scripts/figures-history.md, "what two changes bought"): the batch
 //! seals the table with its own digest, the ruleset generation its commit
 //! makes and its hook devices ([`netlink::Seal`]), and the observation
 //! finds the rule set loaded as

@@ -16,8 +16,8 @@
 //!
 //! Why not the crate: its parser was 48 KiB of the mips binary (the toml
 //! crates' 53 KB of symbols against this module's 18), and the router's
-//! boot on the emulated 24K is 4 ms shorter without it (scripts/README.md,
-//! "Boot to protected").
+//! boot on the emulated 24K is 4 ms shorter without it
+//! (scripts/figures-history.md, "What tree ff32f1d's stop cut").
 //!
 //! A refused document gives one error, the first, at the byte where it
 //! is found, worded for a person (`config::parse` adds the file, line,
