@@ -71,7 +71,7 @@ struct State {
 /// allocator: there it stays empty and `trim` finds nothing.
 static HEAP: Heap = Heap::new();
 
-/// The global allocator: [`HEAP`].
+/// The global allocator: the one `Heap` of the process (`HEAP`).
 pub struct Global;
 
 // SAFETY: forwarded as is to HEAP, which upholds the contract.
