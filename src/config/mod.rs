@@ -1,5 +1,5 @@
 //! The profile: TOML parsed (`document`) and decoded by hand (`decode`) into a
-//! validated model of fixed capacity. Unknown keys are rejected; every
+//! validated model of bounded size. Unknown keys are rejected; every
 //! error names the file, the line and column, and the key.
 //!
 //! Stages: `parse` (`document`, then each model type's `Decode`; newtypes
