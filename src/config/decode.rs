@@ -403,23 +403,28 @@ fn entries<'a>(v: &'a Value<'a>, cap: usize) -> Result<&'a Table<'a>, Error> {
     }
 }
 
-/// The items of the array in `v` pushed onto `out`, which is empty.
-fn push_items<T: Decode, const N: usize>(out: &mut heapless::Vec<T, N>, v: &Value<'_>) -> Result<(), Error> {
-    for (i, item) in items(v, N)?.iter().enumerate() {
-        let t = T::decode(item).map_err(|e| under_index(e, item, i))?;
-        // Cannot fail: `items` checked the length.
-        let _ = out.push(t);
+/// Each of `items` decoded, in order, to `push`; an item's error under
+/// its index.
+fn decode_each<T: Decode>(items: &[Value<'_>], mut push: impl FnMut(T)) -> Result<(), Error> {
+    for (i, item) in items.iter().enumerate() {
+        push(T::decode(item).map_err(|e| under_index(e, item, i))?);
     }
     Ok(())
+}
+
+/// The items of the array in `v` pushed onto `out`, which is empty.
+fn push_items<T: Decode, const N: usize>(out: &mut heapless::Vec<T, N>, v: &Value<'_>) -> Result<(), Error> {
+    // Cannot fail: `items` checked the length.
+    decode_each(items(v, N)?, |t| {
+        let _ = out.push(t);
+    })
 }
 
 impl<T: Decode, const N: usize> Decode for super::List<T, N> {
     fn decode(v: &Value<'_>) -> Result<Self, Error> {
         let items = items(v, N)?;
         let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            out.push(T::decode(item).map_err(|e| under_index(e, item, i))?);
-        }
+        decode_each(items, |t| out.push(t))?;
         Ok(super::List::new(out))
     }
 }
