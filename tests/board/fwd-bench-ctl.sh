@@ -4,7 +4,11 @@
 # reads one command from the host, puts the board's forwarding rules into
 # that configuration from a clean slate, and answers
 # "ready CONFIG conntrack=yes|no flowtable=yes|no".
-#   none          no rules, netfilter modules unloaded: plain routing
+#   none          no rules: netfilter modules unloaded, or where they are
+#                 built in, no table left; plain routing, but for a legacy
+#                 nat table a bubba or nasboot-ipt row made earlier in the
+#                 boot, which keeps conntrack on (the answer says
+#                 conntrack=yes then)
 #   bubba         the Bubba 2's shipped rules (/etc/bench/bubba2-firewall.conf),
 #                 iptables-legacy-restore, as on the board
 #   fw4           OpenWrt fw4's default rule set (/etc/bench/fw4-default.nft,
@@ -37,21 +41,22 @@ clean() {
         printf '[board]\nname = "clean"\n[firewall]\nprofile = "off"\n' >/tmp/clean.toml
         nasboot -q -c /tmp/clean.toml firewall apply 2>/dev/null
     fi
-    for t in filter nat mangle raw; do
+    # Only the legacy tables the kernel has: naming one makes it, and on a
+    # kernel with iptables built in (the built boards) a table once made
+    # keeps its hooks for the boot; the nat table's keep conntrack on for
+    # every packet, so none would not be plain routing. A table there is
+    # flushed and its policies set back to ACCEPT (nasboot's rows set
+    # DROP); where they are modules, unloading them below does the same.
+    [ ! -r /proc/net/ip_tables_names ] || while read -r t; do
         iptables -t "$t" -F 2>/dev/null
         iptables -t "$t" -X 2>/dev/null
-    done
-    # A kernel with iptables built in (the built boards) keeps its tables
-    # and their policies: back to ACCEPT, IPv6 too (nasboot's rows set
-    # DROP). Where they are modules, unloading them below does the same.
-    for c in INPUT FORWARD OUTPUT; do
-        iptables -P "$c" ACCEPT 2>/dev/null
-        ip6tables -P "$c" ACCEPT 2>/dev/null
-    done
-    for t in filter mangle raw; do
+        [ "$t" != filter ] || for c in INPUT FORWARD OUTPUT; do iptables -P "$c" ACCEPT 2>/dev/null; done
+    done </proc/net/ip_tables_names
+    [ ! -r /proc/net/ip6_tables_names ] || while read -r t; do
         ip6tables -t "$t" -F 2>/dev/null
         ip6tables -t "$t" -X 2>/dev/null
-    done
+        [ "$t" != filter ] || for c in INPUT FORWARD OUTPUT; do ip6tables -P "$c" ACCEPT 2>/dev/null; done
+    done </proc/net/ip6_tables_names
     # Unload until nothing more goes (dependents first, whatever the order).
     for pass in 1 2 3 4 5 6 7 8; do
         for m in $(lsmod | awk 'NR > 1 && /^(ip|xt|nf|nft|iptable|ipt|ip6t|ip6table)_/ { print $1 }'); do
@@ -114,8 +119,16 @@ case $cmd in
 esac
 } 2>/tmp/ctl.err
 rc=$?
+# conntrack=yes: the row's packets may be tracked. Where conntrack is a
+# module, while it is loaded. Where it is built in, its hooks are on while
+# a rule set uses it (every row but none) or a legacy nat table is there
+# (made by a bubba or nasboot-ipt row earlier in the boot: it stays).
 ct=no
-[ -e /proc/sys/net/netfilter/nf_conntrack_count ] && ct=yes
+if [ -e /proc/modules ]; then
+    [ -e /proc/sys/net/netfilter/nf_conntrack_count ] && ct=yes
+elif [ "$cmd" != none ] || grep -qx nat /proc/net/ip_tables_names 2>/dev/null; then
+    ct=yes
+fi
 ft=no
 if command -v nft >/dev/null; then
     nft list flowtables 2>/dev/null | grep -q flowtable && ft=yes
