@@ -28,6 +28,8 @@ pub(crate) const PROC_NET_UDP: &str = "/proc/net/udp";
 pub(crate) const PROC_NET_UDP6: &str = "/proc/net/udp6";
 /// Loaded (and some built-in) kernel modules, one directory each.
 pub(crate) const SYS_MODULE: &str = "/sys/module";
+/// The loaded modules; there only where the kernel has modules at all.
+pub(crate) const PROC_MODULES: &str = "/proc/modules";
 /// Kernel modules, one directory per release.
 pub(crate) const LIB_MODULES: &str = "/lib/modules";
 /// The connection tracking table (`status` counts offloaded flows).

@@ -171,6 +171,88 @@ mod tests {
         assert_eq!(b.effects(), ["nf_tables commit 28 messages"]);
     }
 
+    /// A kernel whose netfilter is modules, none loaded: the apply names
+    /// the rule set's modules to the kernel's modprobe, once, before the
+    /// batch. What this does not cover: modprobe itself (dependencies,
+    /// modprobe.d) and the kernel's loads, which the fake does not model
+    /// (tests/firewall/board-vlan.sh and `scripts/bench-fwload --cold`
+    /// run both on the emulated board's modules).
+    fn cold(profile: &str) -> FakeBoard {
+        let mut b = board(profile);
+        b.runner.programs.remove("nft");
+        b.runner.programs.insert("/sbin/modprobe".to_string());
+        b.files.files.insert("/proc/modules".into(), b"e1000 163840 0 - Live 0x00000000\n".to_vec());
+        b.sysctl.values.insert("kernel.modprobe".into(), "/sbin/modprobe\n".into());
+        b.files.files.insert("/lib/modules/6.1.0".into(), Vec::new());
+        b.files.files.insert("/lib/modules/6.1.0/modules.builtin".into(), b"kernel/net/netfilter/x_tables.ko\n".to_vec());
+        b
+    }
+
+    #[test]
+    fn a_cold_kernel_gets_the_rule_sets_modules_from_one_modprobe_before_the_batch() {
+        let mut b = cold(PROFILE);
+        let (status, _, err) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        // The stateless rule set: its log rule's limit, log and logger.
+        assert_eq!(b.effects(), ["run /sbin/modprobe -a -q -- nf_tables nft_limit nf_log_syslog nft_log", "nf_tables commit 28 messages"]);
+
+        // The router's: conntrack, fib, masquerade, the flowtable (no
+        // port forward: no nft_nat).
+        let router = format!("{PROFILE}[firewall]\nprofile = \"stateful\"\nforward = true\n");
+        let mut b = cold(&router);
+        // Installed, not loaded.
+        for m in ["nft_flow_offload", "nf_nat"] {
+            b.files.files.insert(format!("/lib/modules/6.1.0/kernel/net/netfilter/{m}.ko").into(), Vec::new());
+        }
+        b.sysctl.values.insert("net.ipv4.ip_forward".into(), "0\n".into());
+        let (status, _, err) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        let effects = b.effects();
+        assert_eq!(
+            effects[0],
+            "run /sbin/modprobe -a -q -- nf_tables nft_limit nf_log_syslog nft_log nft_ct nft_fib_inet nft_masq nft_chain_nat \
+             nf_flow_table_inet nft_flow_offload",
+            "{effects:?}"
+        );
+        assert!(effects[1].starts_with("nf_tables commit "), "{effects:?}");
+    }
+
+    #[test]
+    fn a_warm_kernel_or_one_without_modules_gets_no_modprobe() {
+        // The last module of the rule set loaded: one stat, no process.
+        let mut b = cold(PROFILE);
+        b.files.files.insert("/sys/module/nft_log".into(), Vec::new());
+        let (status, _, err) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        assert_eq!(b.effects(), ["nf_tables commit 28 messages"]);
+        // No modules at all (the built big-endian boards' kernels).
+        let mut b = cold(PROFILE);
+        b.files.files.remove(std::path::Path::new("/proc/modules"));
+        run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(b.effects(), ["nf_tables commit 28 messages"]);
+        // Built in, every one of them.
+        let mut b = cold(PROFILE);
+        let builtin = "kernel/net/netfilter/nf_tables.ko\nkernel/net/netfilter/nft_limit.ko\nkernel/net/netfilter/nft_log.ko\n\
+                       kernel/net/netfilter/nf_log_syslog.ko\n";
+        b.files.files.insert("/lib/modules/6.1.0/modules.builtin".into(), builtin.as_bytes().to_vec());
+        run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(b.effects(), ["nf_tables commit 28 messages"]);
+        // The module loader off (`kernel.modprobe` empty).
+        let mut b = cold(PROFILE);
+        b.sysctl.values.insert("kernel.modprobe".into(), "\n".into());
+        run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(b.effects(), ["nf_tables commit 28 messages"]);
+    }
+
+    #[test]
+    fn a_modprobe_that_fails_leaves_the_loading_to_the_kernel() {
+        let mut b = cold(PROFILE);
+        b.runner.answers.push_back(Output { code: Some(1), ..Output::default() });
+        let (status, _, err) = run_on(&mut b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        assert_eq!(b.effects()[1], "nf_tables commit 28 messages");
+    }
+
     #[test]
     fn apply_under_qemu_user_says_it_uses_nft_and_why() {
         let mut b = board(PROFILE);

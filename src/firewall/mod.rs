@@ -127,6 +127,7 @@ pub(crate) mod iptables;
 pub(crate) mod listeners;
 pub(crate) mod load;
 pub(crate) mod model;
+pub(crate) mod modules;
 pub(crate) mod native;
 pub(crate) mod netlink;
 pub(crate) mod nft;
@@ -443,7 +444,7 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
     let ipv6 = router && load::kernel_has_ipv6(seams);
     let (mut flowtable, mut nat) = (None, None);
     if router {
-        let mut modules = Modules::new(release.as_deref());
+        let mut modules = modules::Installed::new(release.as_deref());
         if fw.flow_offload == FlowOffload::Auto && backend == Backend::Nftables {
             flowtable = modules.has(seams, "nft_flow_offload");
         }
@@ -491,52 +492,6 @@ pub(crate) const FORWARD_V4: &str = "net.ipv4.ip_forward";
 /// Also turns accept_ra off where it is 1: a WAN that takes its IPv6
 /// address from router advertisements needs `accept_ra = 2`.
 pub(crate) const FORWARD_V6: &str = "net.ipv6.conf.all.forwarding";
-
-/// The running kernel's modules, asked for a router's netfilter modules:
-/// its /lib/modules directory and modules.builtin, read once, and only
-/// for a module that is not loaded (on a board whose rule set is in
-/// force, every one is: /sys/module answers).
-struct Modules<'r> {
-    release: Option<&'r str>,
-    /// The /lib/modules directory for this kernel (None: there is none)
-    /// and its modules.builtin, once read.
-    lists: Option<(Option<String>, String)>,
-}
-
-impl<'r> Modules<'r> {
-    fn new(release: Option<&'r str>) -> Self {
-        Modules { release, lists: None }
-    }
-
-    fn lists(&mut self, seams: &mut Seams<'_>) -> &(Option<String>, String) {
-        use std::path::Path;
-        let release = self.release;
-        self.lists.get_or_insert_with(|| {
-            let dir = release.map(|r| format!("{}/{}", paths::LIB_MODULES, r.trim())).filter(|d| seams.files.exists(Path::new(d)));
-            let builtin = dir.as_ref().and_then(|d| seams.files.read(Path::new(&format!("{d}/modules.builtin"))).ok()).unwrap_or_default();
-            (dir, String::from_utf8_lossy(&builtin).into_owned())
-        })
-    }
-
-    /// Whether netfilter module `name` is there: loaded, or built in with
-    /// a /sys/module entry; built in per modules.builtin; or a module file
-    /// where Debian (kernel/net/netfilter/) or OpenWrt (flat) installs it.
-    /// None when there is no /lib/modules directory to ask.
-    fn has(&mut self, seams: &mut Seams<'_>, name: &str) -> Option<bool> {
-        use std::path::Path;
-        if seams.files.exists(Path::new(&format!("{}/{name}", paths::SYS_MODULE))) {
-            return Some(true);
-        }
-        let (dir, builtin) = self.lists(seams);
-        let dir = dir.as_ref()?;
-        let ko = format!("/{name}.ko");
-        if builtin.lines().any(|l| l.ends_with(&ko)) {
-            return Some(true);
-        }
-        let files = [format!("{dir}/kernel/net/netfilter{ko}"), format!("{dir}{ko}")];
-        Some(files.iter().any(|f| ["", ".xz", ".zst", ".gz"].iter().any(|z| seams.files.exists(Path::new(&format!("{f}{z}"))))))
-    }
-}
 
 /// For `hook = "auto"` where the ingress hooks could do: every interface
 /// but loopback, from `all_links` (the network's link dump) or, without

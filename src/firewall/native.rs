@@ -36,20 +36,6 @@ pub(crate) struct Refusal {
     pub expr: Option<String>,
 }
 
-/// The kernel module an expression lives in.
-fn module(expr: &str) -> &'static str {
-    match expr {
-        "fib" => "nft_fib_inet and nft_fib_ipv4",
-        "flow_offload" => "nft_flow_offload",
-        "log" => "nft_log",
-        "limit" => "nft_limit",
-        "ct" | "notrack" => "nft_ct",
-        "masq" => "nft_masq",
-        "nat" => "nft_nat",
-        _ => "nf_tables",
-    }
-}
-
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let from = if self.key.is_some() { " (from " } else { "" };
@@ -62,7 +48,7 @@ impl fmt::Display for Refusal {
         let missing = self.errno == nix::libc::ENOENT || self.errno == nix::libc::EOPNOTSUPP;
         let hint = match self.expr.as_deref() {
             _ if !missing => return Ok(()),
-            Some(e) => return write!(f, "; this kernel has no `{e}` expression ({})", module(e)),
+            Some(e) => return write!(f, "; this kernel has no `{e}` expression ({})", nl::Modules::holding(e)),
             None if self.what.starts_with("flowtable") => "this kernel has no flowtable (nf_flow_table_inet)",
             None if self.what.contains("hook ingress") => "the device is missing, or this kernel has no inet ingress hook (Linux 5.10)",
             None => return Ok(()),
@@ -120,6 +106,7 @@ fn netlink_ft() -> &'static str {
 pub(crate) fn load(rs: &Ruleset, seams: &mut Seams<'_>) -> Result<(), LoadError> {
     let seq = seams.nft.next_seq();
     let mut enc = netlink::encode(rs, Order::HOST, seq);
+    super::modules::preload(enc.modules, seams);
     enc.seal(seams.nft.generation().map_or(0, next_generation));
     log::debug!("nf_tables: one batch of {} messages, {} bytes", enc.sent.starts.len(), enc.sent.bytes.len());
     match seams.nft.commit(&enc.sent) {

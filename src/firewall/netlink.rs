@@ -40,6 +40,8 @@ pub(crate) struct Encoded {
     /// Its hook devices ([`Encoded::hook_devices`]), summed as the chains
     /// and the flowtable that hook them were written.
     hooks: u64,
+    /// The kernel modules it needs.
+    pub modules: nl::Modules,
 }
 
 /// nasboot's userdata record in the first table it fills (a record as
@@ -167,7 +169,8 @@ pub(crate) fn encode(rs: &Ruleset, order: Order, seq: u32) -> Encoded {
     for (ti, t) in rs.tables.iter().enumerate() {
         e.table(rs, ti, t);
     }
-    Encoded { sent: e.w.finish_batch(), origins: e.origins, seal_at: e.seal_at, hooks: e.hooks }
+    let modules = e.w.modules();
+    Encoded { sent: e.w.finish_batch(), origins: e.origins, seal_at: e.seal_at, hooks: e.hooks, modules }
 }
 
 /// An interface name as meta loads it: 16 bytes, NUL padded.
@@ -254,6 +257,10 @@ impl Enc {
         }
         if body.flowtable {
             let seq = self.w.msg(nl::NEWFLOWTABLE, fam, nl::NLM_F_CREATE);
+            // The flowtable type of the family; nasboot's is in its inet table.
+            if fam == nl::NFPROTO_INET {
+                self.w.uses(nl::Modules::FLOWTABLE_INET);
+            }
             self.w.put_str(nl::FLOWTABLE_TABLE, t.name);
             self.w.put_str(nl::FLOWTABLE_NAME, FLOWTABLE);
             let h = self.w.nest(nl::FLOWTABLE_HOOK);
@@ -281,6 +288,9 @@ impl Enc {
 
     fn base(&mut self, b: &Base) {
         self.w.put_str(nl::CHAIN_TYPE, if b.nat { "nat" } else { "filter" });
+        if b.nat {
+            self.w.uses(nl::Modules::CHAIN_NAT);
+        }
         self.w.put_be32(nl::CHAIN_POLICY, if b.accept { nl::VERDICT_ACCEPT } else { nl::VERDICT_DROP });
         let h = self.w.nest(nl::CHAIN_HOOK);
         let num = match b.hook {

@@ -389,6 +389,84 @@ impl Expr<'_> {
     }
 }
 
+/// The kernel modules a batch needs, where they are modules (Debian's
+/// and OpenWrt's kernels build them so): the kernel loads each when a
+/// batch first asks for what it holds, with a modprobe process per
+/// request, an expression's family-specific alias asked first (a
+/// process that finds nothing), and the batch replayed after each. A set
+/// of [`Modules::NAMES`]' indices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Modules(u16);
+
+impl Modules {
+    /// Each module's name: nf_tables, then the stateless rule set's, then
+    /// what only a router's needs, the flowtable's last. The last a batch
+    /// needs is the one [`preload`](crate::firewall::modules::preload)
+    /// looks for: a router's after a stateless rule set's finds its own
+    /// missing. nft_log after the logger: it is there on every kernel
+    /// (nf_log_syslog came with Linux 5.12; nf_log_ipv4 and nf_log_ipv6
+    /// before).
+    pub(crate) const NAMES: [&'static str; 11] = [
+        "nf_tables",
+        "nft_limit",
+        "nf_log_syslog",
+        "nft_log",
+        "nft_ct",
+        "nft_fib_inet",
+        "nft_nat",
+        "nft_masq",
+        "nft_chain_nat",
+        "nf_flow_table_inet",
+        "nft_flow_offload",
+    ];
+    pub(crate) const NF_TABLES: Modules = Modules(1);
+    /// A chain of type nat.
+    pub(crate) const CHAIN_NAT: Modules = Modules(1 << 8);
+    /// A flowtable in an `inet` table.
+    pub(crate) const FLOWTABLE_INET: Modules = Modules(1 << 9);
+
+    /// What expression `e` needs beyond nf_tables (whose core holds meta,
+    /// cmp, payload, bitwise, lookup, immediate, exthdr, rt and
+    /// byteorder).
+    pub(crate) fn of(e: &Expr<'_>) -> Modules {
+        Modules(match e {
+            Expr::Limit { .. } => 1 << 1,
+            // The expression, and the logger it asks the kernel for.
+            Expr::Log { .. } => 1 << 2 | 1 << 3,
+            Expr::Ct { .. } | Expr::Notrack => 1 << 4,
+            Expr::Fib { .. } => 1 << 5,
+            Expr::Dnat { .. } => 1 << 6,
+            Expr::Masq => 1 << 7,
+            Expr::FlowOffload { .. } => 1 << 10,
+            _ => 0,
+        })
+    }
+
+    /// The module that holds the expression named `expr`, for messages.
+    pub(crate) fn holding(expr: &str) -> &'static str {
+        match expr {
+            "fib" => "nft_fib_inet and nft_fib_ipv4",
+            "flow_offload" => "nft_flow_offload",
+            "log" => "nft_log",
+            "limit" => "nft_limit",
+            "ct" | "notrack" => "nft_ct",
+            "masq" => "nft_masq",
+            "nat" => "nft_nat",
+            _ => "nf_tables",
+        }
+    }
+
+    #[must_use]
+    pub(crate) fn with(self, other: Modules) -> Modules {
+        Modules(self.0 | other.0)
+    }
+
+    /// The names, in [`Modules::NAMES`]' order.
+    pub(crate) fn names(self) -> impl Iterator<Item = &'static str> {
+        Modules::NAMES.into_iter().enumerate().filter(move |(i, _)| self.0 & (1 << i) != 0).map(|(_, n)| n)
+    }
+}
+
 /// NFT_REG_1, NFT_REG_VERDICT.
 const REG_1: u32 = 1;
 const REG_VERDICT: u32 = 0;
@@ -403,6 +481,8 @@ pub(crate) struct Writer {
     seq: u32,
     open: Option<usize>,
     starts: Vec<(u32, usize)>,
+    /// The modules the expressions written so far need.
+    modules: Modules,
 }
 
 /// A finished batch or request.
@@ -435,7 +515,7 @@ impl Writer {
     }
 
     fn with_room(order: Order, seq: u32, room: usize) -> Writer {
-        Writer { buf: Vec::with_capacity(room), order, seq, open: None, starts: Vec::new() }
+        Writer { buf: Vec::with_capacity(room), order, seq, open: None, starts: Vec::new(), modules: Modules::default() }
     }
 
     /// A batch: BATCH_BEGIN written, numbered from `seq`. A router's batch
@@ -448,6 +528,17 @@ impl Writer {
 
     pub(crate) fn order(&self) -> Order {
         self.order
+    }
+
+    /// What is written needs `m` too (a nat chain, a flowtable): the
+    /// writer tells only its expressions' modules itself.
+    pub(crate) fn uses(&mut self, m: Modules) {
+        self.modules = self.modules.with(m);
+    }
+
+    /// The modules what was written needs, nf_tables itself with them.
+    pub(crate) fn modules(&self) -> Modules {
+        self.modules.with(Modules::NF_TABLES)
     }
 
     /// Append `N` bytes known at compile time: stores, where
@@ -598,6 +689,7 @@ impl Writer {
 
     /// One expression, as an `NFTA_LIST_ELEM` of a rule's list.
     pub(crate) fn expr(&mut self, e: &Expr<'_>) {
+        self.modules = self.modules.with(Modules::of(e));
         let elem = self.nest(LIST_ELEM);
         self.put_str(EXPR_NAME, e.name());
         if *e == Expr::Notrack {

@@ -46,7 +46,10 @@
 #     set is always exactly the old or the new one,
 #     /run/nasboot/firewall.previous absent or whole, and a plain apply
 #     then loads the new one. The native path runs no process that could
-#     hang or crash; killing nasboot itself is its crash half-way.
+#     hang or crash (but one modprobe first where the kernel has not
+#     loaded the rule set's modules yet: src/firewall/modules.rs, which
+#     the kernel would run itself); killing nasboot itself is its crash
+#     half-way.
 # Real traffic: socat TCP connections from the LAN and WAN namespaces.
 # About 100 s (one hang).
 #

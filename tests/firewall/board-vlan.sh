@@ -31,8 +31,12 @@ fails() { ! "$@"; }
 rb_setup vlan
 
 cat "$T_TOP/tests/board/router-up.sh" - >"$work/guest.sh" <<'GUEST'
+forks() { sed -n 's/^processes //p' /proc/stat; }
+f0=$(forks)
 nasboot -v apply
 echo "guest: apply-exit=$?"
+f1=$(forks)
+echo "guest: apply-forks $((f1 - f0)) measure $(($(forks) - f1))"
 echo "guest: vlan $(tr -s ' \t\n' ' ' </proc/net/vlan/eth0.2 2>&1) alias $(cat /sys/class/net/eth0.2/ifalias 2>&1)"
 echo "guest: bridge $(ls -d /sys/class/net/br-lan/bridge 2>&1) alias $(cat /sys/class/net/br-lan/ifalias 2>&1)"
 echo "guest: brif $(ls /sys/class/net/br-lan/brif 2>&1 | tr '\n' ' ')"
@@ -63,6 +67,17 @@ if ! rb_wait_for 'guest: applied' 240; then
 	t_done
 fi
 rb_log_has "nasboot apply exit 0" 'guest: apply-exit=0'
+# The kernel has the flowtable's modules loaded at boot, none of the rule
+# set's others: the apply names them to the kernel's modprobe in one
+# process, where the kernel would run one or two per module it meets, and
+# the batch again after each (src/firewall/modules.rs).
+rb_log_has "... which loads the rule set's modules with one modprobe first" \
+	'nf_tables: loaded the kernel modules the rule set needs with one /sbin/modprobe: nf_tables nft_limit nf_log_syslog nft_log nft_ct nft_fib_inet nft_masq nft_chain_nat nf_flow_table_inet nft_flow_offload'
+forks=$(tr -d '\r' <"$log" | sed -n 's/^guest: apply-forks \([0-9]*\) measure \([0-9]*\)$/\1 \2/p')
+read -r n m <<<"${forks:-999 0}"
+# nasboot's modprobe, the kernel's for 8021q and bridge (included, not
+# loaded), the measuring subshell: 5 (the build before this preload: 70).
+t_check "... and forks no more than 8 processes in all ($n, of them $m the measure's own)" test "$((n - m))" -le 8
 rb_log_has "eth0.2 is an 802.1Q VLAN, id 2 on eth0, made by nasboot" 'guest: vlan eth0\.2 +VID: 2 .*Device: eth0 .*alias nasboot'
 rb_log_has "br-lan is a bridge made by nasboot" 'guest: bridge /sys/class/net/br-lan/bridge alias nasboot'
 rb_log_has "eth1 is br-lan's port" 'guest: brif eth1[[:space:]]*$'

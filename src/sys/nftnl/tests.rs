@@ -359,3 +359,24 @@ fn a_replayed_exthdr_write_leaves_out_the_flags_its_init_refuses() {
     assert_eq!(flags, [false, true]);
     assert_eq!(find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, 3), None, "no handle");
 }
+
+#[test]
+fn a_batch_names_the_modules_its_expressions_chains_and_flowtable_need() {
+    let mut w = Writer::batch(Order::Little, 1);
+    assert_eq!(w.modules().names().collect::<Vec<_>>(), ["nf_tables"]);
+    w.msg(NEWRULE, NFPROTO_INET, 0);
+    for e in [Expr::Meta { key: 1 }, Expr::Limit { rate: 10, unit: 60, burst: 5 }, Expr::Log { prefix: "x" }, Expr::Notrack] {
+        w.expr(&e);
+    }
+    w.uses(Modules::FLOWTABLE_INET);
+    assert_eq!(
+        w.modules().names().collect::<Vec<_>>(),
+        ["nf_tables", "nft_limit", "nf_log_syslog", "nft_log", "nft_ct", "nf_flow_table_inet"]
+    );
+    w.uses(Modules::CHAIN_NAT);
+    w.expr(&Expr::Masq);
+    w.expr(&Expr::Dnat { family: 2 });
+    w.expr(&Expr::Fib { flags: 0, result: 0 });
+    w.expr(&Expr::FlowOffload { table: "t" });
+    assert_eq!(w.modules().names().count(), Modules::NAMES.len());
+}
