@@ -49,7 +49,9 @@ impl fmt::Display for Refusal {
         let hint = match self.expr.as_deref() {
             _ if !missing => return Ok(()),
             Some(e) => return write!(f, "; this kernel has no `{e}` expression ({})", nl::Modules::holding(e)),
-            None if self.what.starts_with("flowtable") => "this kernel has no flowtable (nf_flow_table_inet)",
+            None if self.what.starts_with("flowtable") => {
+                "one of its devices is not there yet (the flowtable hooks each when it loads), or this kernel has no flowtable (nf_flow_table_inet)"
+            }
             None if self.what.contains("hook ingress") => "the device is missing, or this kernel has no inet ingress hook (Linux 5.10)",
             None => return Ok(()),
         };
