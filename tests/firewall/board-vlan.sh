@@ -6,7 +6,10 @@
 # and the LAN on a bridge br-lan over eth1, stateful, forward = true.
 # The host kernel has no 802.1Q, so the WAN host answers in user space
 # (tests/board/vlan-peer.py: ARP and ICMP echo, on VLAN 2 only).
-# - `nasboot apply` creates eth0.2 (802.1Q id 2 on eth0) and br-lan (eth1
+# - `nasboot apply` loads the rule set's modules with one modprobe (the
+#   kernel has only the flowtable's loaded), forking no more than 8
+#   processes in all;
+# - it creates eth0.2 (802.1Q id 2 on eth0) and br-lan (eth1
 #   its port), both with the alias nasboot, and a re-plan has no link step
 #   and no firewall step (the rule set is still loaded as nasboot left it);
 # - eth0.2 deleted: the plan creates it again and loads the firewall again
