@@ -57,13 +57,7 @@ clean() {
         ip6tables -t "$t" -X 2>/dev/null
         [ "$t" != filter ] || for c in INPUT FORWARD OUTPUT; do ip6tables -P "$c" ACCEPT 2>/dev/null; done
     done </proc/net/ip6_tables_names
-    # Unload until nothing more goes (dependents first, whatever the order).
-    for pass in 1 2 3 4 5 6 7 8; do
-        for m in $(lsmod | awk 'NR > 1 && /^(ip|xt|nf|nft|iptable|ipt|ip6t|ip6table)_/ { print $1 }'); do
-            rmmod "$m" 2>/dev/null
-        done
-    done
-    : "$pass"
+    sh /etc/bench/nf-unload
 }
 boot_modules() {
     # A kernel without modules (the built boards) has them built in.

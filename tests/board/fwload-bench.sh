@@ -32,14 +32,9 @@ COLD=$(sed -n 's/.*bench.cold=\([0-9]*\).*/\1/p' /proc/cmdline)
 VARIANTS=$(cat /etc/bench/variants)
 now() { adjtimex | awk '/tv_sec/ { s = $2 } /tv_usec/ { u = $2 } END { printf "%d%06d\n", s, u }'; }
 forks() { sed -n 's/^processes //p' /proc/stat; }
-# unload: every netfilter module, dependents first whatever the order.
+# unload: every netfilter module (tests/board/nf-unload.sh).
 unload() {
-    for pass in 1 2 3 4 5 6 7 8; do
-        for m in $(lsmod | awk 'NR > 1 && /^(nf_|nft_|nfnetlink|x_tables|ip_tables|ip6_tables|iptable_|ip6table_|ipt_|ip6t_|xt_|libcrc32c|crc32c_generic)/ { print $1 }'); do
-            rmmod "$m" 2>/dev/null
-        done
-    done
-    : "$pass"
+    sh /etc/bench/nf-unload
     if grep -q '^nf_tables ' /proc/modules; then echo "bench: cold: nf_tables is still loaded: $(cut -d' ' -f1,3,4 /proc/modules | tr '\n' ' ')"; exit 1; fi
 }
 reset() {

@@ -69,7 +69,7 @@ GUEST
 	# before the apply; the apply then finds them in place.
 	sed -i '1a ROUTER_ADDR=1' "$work/guest.sh"
 
-	rb_boot "$work/guest.sh" 300 --file "$T_TOP/tests/board/fwd-bench-ctl.sh:/etc/bench/ctl" ||
+	rb_boot "$work/guest.sh" 300 --file "$T_TOP/tests/board/fwd-bench-ctl.sh:/etc/bench/ctl" --file "$T_TOP/tests/board/nf-unload.sh:/etc/bench/nf-unload" ||
 		{ t_fail "board started (see $log)"; t_done; }
 	rb_serve "$rb_wan" serve 5201
 	rb_serve "$rb_lan" listen 8080
