@@ -401,11 +401,11 @@ pub(crate) struct Modules(u16);
 impl Modules {
     /// Each module's name: nf_tables, then the stateless rule set's, then
     /// what only a router's needs, the flowtable's last. The last a batch
-    /// needs is the one [`preload`](crate::firewall::modules::preload)
-    /// looks for: a router's after a stateless rule set's finds its own
-    /// missing. nft_log after the logger: it is there on every kernel
-    /// (nf_log_syslog came with Linux 5.12; nf_log_ipv4 and nf_log_ipv6
-    /// before).
+    /// needs is the one the firewall's preload looks for (a router's after
+    /// a stateless rule set's finds its own missing). nft_log after the
+    /// logger: it is there on every kernel, where nf_log_syslog came with
+    /// Linux 5.12 (nf_log_ipv4 and nf_log_ipv6 before; `modprobe -a` goes
+    /// on past a name it cannot load, kmod's and BusyBox's alike).
     pub(crate) const NAMES: [&'static str; 11] = [
         "nf_tables",
         "nft_limit",
