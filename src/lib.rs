@@ -299,7 +299,7 @@
 //! | is nasboot's table loaded; iptables-nft's tables | GETTABLE dump | no `nft list tables` |
 //! | `--confirm`'s copy of what is loaded | GETCHAIN, GETSET, GETSETELEM, GETFLOWTABLE, GETRULE dumps, replayed as NEW* messages | no `nft list table`, and the copy loads back byte for byte |
 //! | offloaded flows (`status`) | /proc/net/nf_conntrack (`[OFFLOAD]`) | |
-//! | the rule set's modules, on a kernel that has not loaded them | `stat` of /sys/module for the last of them; else one `modprobe -a -q --` of them all, the kernel's own modprobe (`kernel.modprobe`), before the batch (`firewall/modules.rs`) | the kernel would run one or two modprobes per module and replay the batch after each (142 processes and 2.2x the time for the router's first load on the emulated 24K); `finit_module` leaves dependencies and modprobe.d to user space |
+//! | the rule set's modules, on a kernel that has not loaded them | /sys/module for the last module of each kind the batch needs (one to three `stat`s); where one is missing, one `modprobe -a -q --` of them all, the kernel's own modprobe (`kernel.modprobe`), before the batch (`firewall/modules.rs`) | the kernel would run one or two modprobes per module and replay the batch after each (142 processes and 2.2x the time for the router's first load on the emulated 24K); `finit_module` leaves dependencies and modprobe.d to user space |
 //! | the tool path | `nft -f -`, iptables-restore | qemu-user refuses NETLINK_NETFILTER (EPROTONOSUPPORT); a kernel may lack nf_tables; `loader = "nft"` |
 //!
 //! The batch is the one nft 1.0.6 sends for the same text, byte for byte

@@ -196,30 +196,38 @@ mod tests {
         // The stateless rule set: its log rule's limit, log and logger.
         assert_eq!(b.effects(), ["run /sbin/modprobe -a -q -- nf_tables nft_limit nf_log_syslog nft_log", "nf_tables commit 28 messages"]);
 
-        // The router's: conntrack, fib, masquerade, the flowtable (no
-        // port forward: no nft_nat).
-        let router = format!("{PROFILE}[firewall]\nprofile = \"stateful\"\nforward = true\n");
-        let mut b = cold(&router);
-        // Installed, not loaded.
+        // The router's: conntrack, fib, masquerade, the flowtable.
+        let effects = apply_router(&mut cold_router());
+        assert_eq!(effects[0], ROUTER_MODPROBE, "{effects:?}");
+        assert!(effects[1].starts_with("nf_tables commit "), "{effects:?}");
+    }
+
+    /// The router profile on a cold kernel: the flowtable's and NAT's
+    /// modules installed, not loaded.
+    fn cold_router() -> FakeBoard {
+        let mut b = cold(&format!("{PROFILE}[firewall]\nprofile = \"stateful\"\nforward = true\n"));
         for m in ["nft_flow_offload", "nf_nat"] {
             b.files.files.insert(format!("/lib/modules/6.1.0/kernel/net/netfilter/{m}.ko").into(), Vec::new());
         }
         b.sysctl.values.insert("net.ipv4.ip_forward".into(), "0\n".into());
-        let (status, _, err) = run_on(&mut b, &["firewall", "apply"]);
-        assert_eq!(status, Status::Ok, "{err}");
-        let effects = b.effects();
-        assert_eq!(
-            effects[0],
-            "run /sbin/modprobe -a -q -- nf_tables nft_limit nf_log_syslog nft_log nft_ct nft_fib_inet nft_masq nft_chain_nat \
-             nf_flow_table_inet nft_flow_offload",
-            "{effects:?}"
-        );
-        assert!(effects[1].starts_with("nf_tables commit "), "{effects:?}");
+        b
     }
+
+    /// `firewall apply` that succeeds, and what it did.
+    fn apply_router(b: &mut FakeBoard) -> Vec<String> {
+        let (status, _, err) = run_on(b, &["firewall", "apply"]);
+        assert_eq!(status, Status::Ok, "{err}");
+        b.effects()
+    }
+
+    /// Every module of the router's rule set (no port forward: no nft_nat).
+    const ROUTER_MODPROBE: &str = "run /sbin/modprobe -a -q -- nf_tables nft_limit nf_log_syslog nft_log nft_ct nft_fib_inet \
+                                   nft_masq nft_chain_nat nf_flow_table_inet nft_flow_offload";
 
     #[test]
     fn a_warm_kernel_or_one_without_modules_gets_no_modprobe() {
-        // The last module of the rule set loaded: one stat, no process.
+        // The logging rule's last module loaded (the stateless rule set's
+        // only kind): one stat, no process.
         let mut b = cold(PROFILE);
         b.files.files.insert("/sys/module/nft_log".into(), Vec::new());
         let (status, _, err) = run_on(&mut b, &["firewall", "apply"]);
@@ -242,6 +250,19 @@ mod tests {
         b.sysctl.values.insert("kernel.modprobe".into(), "\n".into());
         run_on(&mut b, &["firewall", "apply"]);
         assert_eq!(b.effects(), ["nf_tables commit 28 messages"]);
+    }
+
+    #[test]
+    fn one_kind_loaded_alone_does_not_hide_the_others() {
+        // The flowtable's loaded at boot (as tests/routerboard.sh does),
+        // and the logging rule's by a stateless rule set before: conntrack's
+        // and NAT's are missing.
+        let mut b = cold_router();
+        for m in ["nft_flow_offload", "nft_log"] {
+            b.files.files.insert(format!("/sys/module/{m}").into(), Vec::new());
+        }
+        let effects = apply_router(&mut b);
+        assert_eq!(effects[0], ROUTER_MODPROBE, "{effects:?}");
     }
 
     #[test]

@@ -399,13 +399,12 @@ impl Expr<'_> {
 pub(crate) struct Modules(u16);
 
 impl Modules {
-    /// Each module's name: nf_tables, then the stateless rule set's, then
-    /// what only a router's needs, the flowtable's last. The last a batch
-    /// needs is the one the firewall's preload looks for (a router's after
-    /// a stateless rule set's finds its own missing). nft_log after the
-    /// logger: it is there on every kernel, where nf_log_syslog came with
-    /// Linux 5.12 (nf_log_ipv4 and nf_log_ipv6 before; `modprobe -a` goes
-    /// on past a name it cannot load, kmod's and BusyBox's alike).
+    /// Each module's name, in the order the firewall's preload names them
+    /// to modprobe: nf_tables, then the stateless rule set's, then what
+    /// only a router's needs, the flowtable's last. nf_log_syslog, the
+    /// logger, came with Linux 5.12 (nf_log_ipv4 and nf_log_ipv6 before);
+    /// `modprobe -a` goes on past a name it cannot load, kmod's and
+    /// BusyBox's alike.
     pub(crate) const NAMES: [&'static str; 11] = [
         "nf_tables",
         "nft_limit",
@@ -459,6 +458,17 @@ impl Modules {
     #[must_use]
     pub(crate) fn with(self, other: Modules) -> Modules {
         Modules(self.0 | other.0)
+    }
+
+    /// For each kind of module the batch needs (the logging rule's, 1-3;
+    /// conntrack's and NAT's, 4-8; the flowtable's, 9-10), the last it
+    /// needs of that kind: one loaded, the kind's others are as a rule
+    /// too, loaded with it by a batch like this one. A kind can come
+    /// loaded alone: the flowtable's at boot (tests/routerboard.sh), the
+    /// logging rule's by a stateless rule set before a router's.
+    pub(crate) fn last_of_each_kind(self) -> impl Iterator<Item = &'static str> {
+        const KINDS: [std::ops::RangeInclusive<usize>; 3] = [1..=3, 4..=8, 9..=10];
+        KINDS.into_iter().filter_map(move |k| k.rev().find(|i| self.0 & (1 << i) != 0).map(|i| Modules::NAMES[i]))
     }
 
     /// The names, in [`Modules::NAMES`]' order.

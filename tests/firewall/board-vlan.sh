@@ -71,11 +71,11 @@ if ! rb_wait_for 'guest: applied' 240; then
 fi
 rb_log_has "nasboot apply exit 0" 'guest: apply-exit=0'
 # The kernel has the flowtable's modules loaded at boot, none of the rule
-# set's others: the apply names them to the kernel's modprobe in one
-# process, where the kernel would run one or two per module it meets, and
+# set's others: the apply sees conntrack's missing and names them all to
+# the kernel's modprobe in one process, where the kernel would run one or two per module it meets, and
 # the batch again after each (src/firewall/modules.rs).
 rb_log_has "... which loads the rule set's modules with one modprobe first" \
-	'nf_tables: loaded the kernel modules the rule set needs with one /sbin/modprobe: nf_tables nft_limit nf_log_syslog nft_log nft_ct nft_fib_inet nft_masq nft_chain_nat nf_flow_table_inet nft_flow_offload'
+	'nf_tables: loaded the kernel modules the rule set needs with one /sbin/modprobe: nf_tables nft_limit nf_log_syslog nft_log nft_ct nft_fib_inet nft_masq nft_chain_nat nf_flow_table_inet nft_flow_offload[[:space:]]*$'
 forks=$(tr -d '\r' <"$log" | sed -n 's/^guest: apply-forks \([0-9]*\) measure \([0-9]*\)$/\1 \2/p')
 read -r n m <<<"${forks:-999 0}"
 # nasboot's modprobe, the kernel's for 8021q and bridge (included, not

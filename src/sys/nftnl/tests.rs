@@ -380,3 +380,17 @@ fn a_batch_names_the_modules_its_expressions_chains_and_flowtable_need() {
     w.expr(&Expr::FlowOffload { table: "t" });
     assert_eq!(w.modules().names().count(), Modules::NAMES.len());
 }
+
+#[test]
+fn the_last_module_of_each_kind_stands_for_its_kind() {
+    let of = |es: &[Expr<'_>]| es.iter().fold(Modules::NF_TABLES, |m, e| m.with(Modules::of(e))).last_of_each_kind().collect::<Vec<_>>();
+    // Stateless: the logging rule's only.
+    assert_eq!(of(&[Expr::Limit { rate: 1, unit: 60, burst: 5 }, Expr::Log { prefix: "x" }]), ["nft_log"]);
+    // A router without logging or flowtable: conntrack's and NAT's.
+    assert_eq!(of(&[Expr::Ct { key: 0 }, Expr::Masq]), ["nft_masq"]);
+    assert_eq!(
+        of(&[Expr::Ct { key: 0 }, Expr::Masq, Expr::Log { prefix: "x" }, Expr::FlowOffload { table: "t" }]),
+        ["nft_log", "nft_masq", "nft_flow_offload"]
+    );
+    assert_eq!(of(&[Expr::Meta { key: 1 }]), Vec::<&str>::new());
+}
