@@ -87,10 +87,11 @@ const MODPROBE_TIMEOUT: Duration = Duration::from_secs(120);
 /// kind it needs is loaded ([`Modules::last_of_each_kind`]: one to three
 /// `stat`s of /sys/module, all a warm kernel costs; a build that read
 /// /proc/modules instead loaded 7 to 17 ms slower on the emulated 24K).
-/// Best effort: whatever it
-/// leaves missing, the kernel loads itself as the batch asks (or refuses
-/// the batch, which names what is missing), so its failure is logged,
-/// never returned.
+/// A kernel whose netfilter is built in but that has modules pays the
+/// module loader's setting and modules.builtin too, and runs nothing.
+/// Best effort: whatever it leaves missing, the kernel loads itself as
+/// the batch asks (or refuses the batch, which names what is missing), so
+/// its failure is logged, never returned.
 pub(crate) fn preload(needed: Modules, seams: &mut Seams<'_>) {
     if needed.last_of_each_kind().all(|n| loaded(seams, n)) {
         return;
