@@ -321,8 +321,9 @@
 //! them; the condition for the ingress hooks, stateless without
 //! forwarding, is one function (`Firewall::ingress_fits`) for the model
 //! and the observation. For a router (`forward = true`) it also asks the
-//! kernel for nft_flow_offload and nf_nat (`Modules`: /sys/module,
-//! modules.builtin, the module files), and reads the forwarding sysctls,
+//! kernel for nft_flow_offload and nf_nat (`kmod.rs`, shared with SQM's
+//! qdiscs: /sys/module, the module files, then modules.builtin and
+//! modules.dep), and reads the forwarding sysctls,
 //! which the load action sets only after its rule set loaded.
 //! `firewall/flows.rs` counts tracked and offloaded connections for
 //! `status`.
@@ -341,6 +342,7 @@ mod firewall;
 #[doc(hidden)]
 pub mod fuzzing;
 mod heap;
+mod kmod;
 mod logger;
 mod net;
 mod paths;

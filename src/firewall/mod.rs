@@ -141,6 +141,7 @@ use std::fmt;
 use crate::config::firewall::{FlowOffload, Hook, Profile as FwProfile};
 use crate::config::types::IfName;
 use crate::config::Profile;
+use crate::kmod::{self, Kmods};
 use crate::paths;
 use crate::seam::netif::{LinkInfo, ARPHRD_ETHER, ARPHRD_LOOPBACK};
 use crate::seam::{Cmd, Seams};
@@ -444,11 +445,11 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
     let ipv6 = router && load::kernel_has_ipv6(seams);
     let (mut flowtable, mut nat) = (None, None);
     if router {
-        let mut modules = modules::Installed::new(release.as_deref());
+        let mut kmods = Kmods::new(release.as_deref());
         if fw.flow_offload == FlowOffload::Auto && backend == Backend::Nftables {
-            flowtable = modules.has(seams, "nft_flow_offload");
+            flowtable = kmods.has(seams, "nft_flow_offload", kmod::NETFILTER).known();
         }
-        nat = modules.has(seams, "nf_nat");
+        nat = kmods.has(seams, "nf_nat", kmod::NETFILTER).known();
     }
     let forwarding = if router { crate::sysctl::observe(&forwarding_wanted(ipv6), seams) } else { crate::sysctl::Observed::default() };
     let via = backend::via(fw.loader, offer);

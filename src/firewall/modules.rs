@@ -1,6 +1,5 @@
-//! The running kernel's netfilter modules: whether one is there
-//! ([`Installed`], for a router's flowtable and NAT), and loading the ones
-//! a batch needs before it goes ([`preload`]).
+//! Loading the netfilter modules a batch needs before it goes
+//! ([`preload`]; whether one is there at all is `crate::kmod`'s).
 //!
 //! Where nf_tables and its expressions are modules (Debian's and
 //! OpenWrt's kernels), the first batch after power-on makes the kernel
@@ -23,60 +22,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::kmod::Kmods;
 use crate::paths;
 use crate::seam::{Cmd, Seams};
 use crate::sys::nftnl::Modules;
-
-/// The running kernel's modules, asked for a router's netfilter modules:
-/// its /lib/modules directory and modules.builtin, read once, and only
-/// for a module that is not loaded (on a board whose rule set is in
-/// force, every one is: /sys/module answers).
-pub(crate) struct Installed<'r> {
-    release: Option<&'r str>,
-    /// The /lib/modules directory for this kernel (None: there is none)
-    /// and its modules.builtin, once read.
-    lists: Option<(Option<String>, String)>,
-}
-
-impl<'r> Installed<'r> {
-    pub(crate) fn new(release: Option<&'r str>) -> Self {
-        Installed { release, lists: None }
-    }
-
-    fn lists(&mut self, seams: &mut Seams<'_>) -> &(Option<String>, String) {
-        let release = self.release;
-        self.lists.get_or_insert_with(|| {
-            let dir = release.map(|r| format!("{}/{}", paths::LIB_MODULES, r.trim())).filter(|d| seams.files.exists(Path::new(d)));
-            let builtin = dir.as_ref().and_then(|d| seams.files.read(Path::new(&format!("{d}/modules.builtin"))).ok()).unwrap_or_default();
-            (dir, String::from_utf8_lossy(&builtin).into_owned())
-        })
-    }
-
-    /// Whether `name` is built into the kernel, per modules.builtin.
-    fn builtin(&mut self, seams: &mut Seams<'_>, name: &str) -> bool {
-        let ko = format!("/{name}.ko");
-        self.lists(seams).1.lines().any(|l| l.ends_with(&ko))
-    }
-
-    /// Whether netfilter module `name` is there: loaded, or built in with
-    /// a /sys/module entry; built in per modules.builtin; or a module file
-    /// where Debian (kernel/net/netfilter/) or OpenWrt (flat) installs it.
-    /// None when there is no /lib/modules directory to ask.
-    pub(crate) fn has(&mut self, seams: &mut Seams<'_>, name: &str) -> Option<bool> {
-        if loaded(seams, name) || self.builtin(seams, name) {
-            return Some(true);
-        }
-        let dir = self.lists(seams).0.as_ref()?;
-        let ko = format!("/{name}.ko");
-        let files = [format!("{dir}/kernel/net/netfilter{ko}"), format!("{dir}{ko}")];
-        Some(files.iter().any(|f| ["", ".xz", ".zst", ".gz"].iter().any(|z| seams.files.exists(Path::new(&format!("{f}{z}"))))))
-    }
-}
-
-/// A module loaded (or built in with a /sys/module entry).
-fn loaded(seams: &mut Seams<'_>, name: &str) -> bool {
-    seams.files.exists(Path::new(&format!("{}/{name}", paths::SYS_MODULE)))
-}
 
 /// How long the one modprobe may take: the router's modules took some 9 s
 /// of guest time on the emulated 24K.
@@ -93,7 +42,7 @@ const MODPROBE_TIMEOUT: Duration = Duration::from_secs(120);
 /// the batch asks (or refuses the batch, which names what is missing), so
 /// its failure is logged, never returned.
 pub(crate) fn preload(needed: Modules, seams: &mut Seams<'_>) {
-    if needed.last_of_each_kind().all(|n| loaded(seams, n)) {
+    if needed.last_of_each_kind().all(|n| Kmods::loaded(seams, n)) {
         return;
     }
     // No modules at all (the built big-endian boards' kernels).
@@ -108,8 +57,8 @@ pub(crate) fn preload(needed: Modules, seams: &mut Seams<'_>) {
     // Built-in ones: named to modprobe they would cost it a lookup each,
     // or an error. Loaded ones it passes over.
     let release = seams.sysctl.get("kernel.osrelease").ok();
-    let mut installed = Installed::new(release.as_deref());
-    let names: Vec<&'static str> = needed.names().filter(|n| !installed.builtin(seams, n)).collect();
+    let mut kmods = Kmods::new(release.as_deref());
+    let names: Vec<&'static str> = needed.names().filter(|n| !kmods.builtin(seams, n)).collect();
     if names.is_empty() {
         return;
     }

@@ -22,12 +22,12 @@
 //! (a download redirected to an IFB without its shaper, say).
 
 use std::fmt;
-use std::path::Path;
 
 use super::{Errno, Error};
 use crate::config::net::{LinkLayer, Role, Sqm, SqmQdisc};
 use crate::config::types::IfName;
 use crate::config::Profile;
+use crate::kmod::{self, Has, Kmods};
 use crate::seam::netif::{Cake, Framing, HtbRate, Kind, LinkInfo, NewLink, Qdisc, TcKind, TcList, TcObject, TcOp, OURS};
 use crate::seam::Seams;
 use crate::sys::tc::{CAKE_BESTEFFORT, INGRESS_HANDLE, OURS as HANDLE, OURS_LEAF, TC_H_INGRESS, TC_H_ROOT};
@@ -41,17 +41,6 @@ pub(crate) fn ifb_name(wan: &IfName) -> IfName {
     let mut s = format!("ifb4{wan}");
     s.truncate(15);
     s.parse().expect("ifb4 and an interface name, cut to 15 bytes, is a name")
-}
-
-/// Whether the kernel has a module, as far as the board tells.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Has {
-    Yes,
-    No,
-    /// No module list to ask (no /lib/modules): tried, and the kernel's
-    /// answer reported.
-    #[default]
-    Unknown,
 }
 
 /// The modules SQM uses: the qdiscs, then what the download needs.
@@ -122,42 +111,14 @@ pub(crate) fn observe(p: &Profile, links: &[LinkInfo], seams: &mut Seams<'_>) ->
     out
 }
 
-/// Which of [`MODULES`] the kernel has, asking only about those the
-/// profile needs (`need`; the rest stay Unknown): loaded, or built in
-/// with parameters (/sys/module); a module file where Debian and
-/// Buildroot install it (kernel/net/sched, kernel/drivers/net; plain or
-/// compressed) or where OpenWrt does (/lib/modules/RELEASE, flat); else
-/// named by modules.builtin or modules.dep, read only then (Debian's
-/// modules.dep is some 400 KB, a cost at boot on a slow board). Missing
-/// only when modules.builtin could be read and neither list names it.
+/// Which of [`MODULES`] the kernel has ([`Kmods::has`]), asking only
+/// about those the profile needs (`need`; the rest stay Unknown).
 fn modules(seams: &mut Seams<'_>, need: [bool; 7]) -> [Has; 7] {
     let mut out = [Has::Unknown; 7];
-    let release = seams.sysctl.get("kernel.osrelease").unwrap_or_default();
-    let dir = format!("/lib/modules/{}", release.trim());
-    let mut lists: Option<(bool, Vec<u8>)> = None;
+    let release = seams.sysctl.get("kernel.osrelease").ok();
+    let mut kmods = Kmods::new(release.as_deref());
     for (i, m) in MODULES.iter().enumerate().filter(|(i, _)| need[*i]) {
-        let sub = if *m == "ifb" { "drivers/net" } else { "net/sched" };
-        let mut paths = vec![format!("/sys/module/{m}"), format!("{dir}/{m}.ko")];
-        paths.extend(["", ".xz", ".zst", ".gz"].iter().map(|z| format!("{dir}/kernel/{sub}/{m}.ko{z}")));
-        if paths.iter().any(|p| seams.files.exists(Path::new(p))) {
-            out[i] = Has::Yes;
-            continue;
-        }
-        // A built-in module without parameters shows nowhere else, so
-        // without modules.builtin its absence proves nothing.
-        let (known, all) = lists.get_or_insert_with(|| {
-            let builtin = seams.files.read(Path::new(&format!("{dir}/modules.builtin")));
-            let known = builtin.is_ok();
-            let mut all = builtin.unwrap_or_default();
-            all.extend(seams.files.read(Path::new(&format!("{dir}/modules.dep"))).unwrap_or_default());
-            (known, all)
-        });
-        let needle = format!("/{m}.ko");
-        if all.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-            out[i] = Has::Yes;
-        } else if *known {
-            out[i] = Has::No;
-        }
+        out[i] = kmods.has(seams, m, if *m == "ifb" { kmod::NET_DRIVERS } else { kmod::SCHED });
     }
     out
 }

@@ -76,7 +76,8 @@ impl Files for FakeFiles {
         self.files.get(path).cloned().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
     fn exists(&mut self, path: &Path) -> bool {
-        self.files.contains_key(path) || self.unreadable.contains(path)
+        // A directory is there when something is in it, as on a board.
+        self.files.contains_key(path) || self.unreadable.contains(path) || self.files.keys().any(|f| f.starts_with(path))
     }
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
         if let Some(kind) = self.fail_writes {
