@@ -68,6 +68,10 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
             Status::Ok
         }
         FirewallCommand::Apply => {
+            // As `apply` says them: a router without its fast path, and why.
+            for n in firewall::notes(&loaded.profile, &now) {
+                let _ = writeln!(io.err, "nasboot: note: {n}");
+            }
             let mut status = Status::Ok;
             for a in &actions {
                 let Action::Load { rules, fallback_lan, instead, then } = a;
@@ -210,6 +214,8 @@ mod tests {
             b.files.files.insert(format!("/lib/modules/6.1.0/kernel/net/netfilter/{m}.ko").into(), Vec::new());
         }
         b.sysctl.values.insert("net.ipv4.ip_forward".into(), "0\n".into());
+        b.netif.add("eth0", 2);
+        b.netif.add("eth1", 3);
         b
     }
 

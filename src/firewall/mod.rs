@@ -139,6 +139,7 @@ mod tests;
 use std::fmt;
 
 use crate::config::firewall::{FlowOffload, Hook, Profile as FwProfile};
+use crate::config::net::Role;
 use crate::config::types::IfName;
 use crate::config::Profile;
 use crate::kmod::{self, Kmods};
@@ -316,6 +317,11 @@ pub(crate) struct Observed {
     /// built in or installed as a module); None when it cannot be told.
     /// Read only for `forward` with `flow_offload = "auto"`.
     pub flowtable: Option<bool>,
+    /// The LAN and WAN interfaces that are not there yet (a bridge or
+    /// VLAN `nasboot apply` has not made, a PPP link not up): the kernel
+    /// refuses a flowtable over a device it does not have (ENOENT).
+    /// Read only where `flowtable` may be loaded.
+    pub absent: Vec<IfName>,
     /// Whether the kernel has NAT (`nf_nat`); read only with `forward`.
     pub nat: Option<bool>,
     /// The forwarding sysctls, read only with `forward`.
@@ -443,11 +449,14 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
     let links = hook_links(p, offer, all_links, seams);
     let router = fw.forward && fw.profile != FwProfile::Off;
     let ipv6 = router && load::kernel_has_ipv6(seams);
-    let (mut flowtable, mut nat) = (None, None);
+    let (mut flowtable, mut nat, mut absent) = (None, None, Vec::new());
     if router {
         let mut kmods = Kmods::new(release.as_deref());
         if fw.flow_offload == FlowOffload::Auto && backend == Backend::Nftables {
             flowtable = kmods.has(seams, "nft_flow_offload", kmod::NETFILTER).known();
+            if flowtable != Some(false) {
+                absent = absent_devices(p, all_links, seams);
+            }
         }
         nat = kmods.has(seams, "nf_nat", kmod::NETFILTER).known();
     }
@@ -467,6 +476,7 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
         ours_loaded: None,
         links,
         flowtable,
+        absent,
         nat,
         forwarding,
         via,
@@ -508,6 +518,28 @@ fn hook_links(p: &Profile, offer: backend::Offer, all_links: Option<&[LinkInfo]>
         .flatten()
 }
 
+/// The LAN and WAN interfaces of `p` that are not there, by the links
+/// already dumped where there are (`nasboot apply`, `run`), else by one
+/// RTM_GETLINK dump (a standalone `firewall apply`). Not by an interface
+/// ioctl: for a name it does not know the kernel runs modprobe
+/// `netdev-NAME`, then `NAME` (`dev_load`), two processes a missing
+/// device. None is missing where the dump fails.
+fn absent_devices(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut Seams<'_>) -> Vec<IfName> {
+    let dumped;
+    let all = match all_links {
+        Some(all) => all,
+        None => match seams.netif.link_infos() {
+            Ok(l) => {
+                dumped = l;
+                &dumped
+            }
+            Err(_) => return Vec::new(),
+        },
+    };
+    let ours = p.interface.iter().filter(|i| i.role != Role::None).map(|i| i.name.get_ref());
+    ours.filter(|n| !all.iter().any(|l| &l.name == *n)).cloned().collect()
+}
+
 /// After bridges and VLANs were created or removed (`plan::observe_again`):
 /// what the links change in `seen`. Only the hook links, where no rule
 /// set of nasboot's was found loaded; else all of it again, for the
@@ -517,6 +549,9 @@ pub(crate) fn observe_again(p: &Profile, seen: &mut Observed, all_links: Option<
         *seen = observe(p, all_links, seams);
     } else {
         seen.links = hook_links(p, seen.offer, all_links, seams);
+        if !seen.absent.is_empty() {
+            seen.absent = absent_devices(p, all_links, seams);
+        }
     }
 }
 
@@ -550,7 +585,9 @@ pub(crate) fn backend_for(p: &Profile, now: &Observed) -> Backend {
 pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     let mut m = model::from_profile(p);
     let backend = backend_for(p, now);
-    if backend == Backend::Iptables || now.flowtable == Some(false) {
+    // A device missing now: the rule set without the flowtable, which the
+    // next apply (`run`, the hotplug handler) adds once it is there.
+    if backend == Backend::Iptables || now.flowtable == Some(false) || !now.absent.is_empty() {
         m.flowtable = false;
     }
     let auto = auto_ingress(&m, backend, now);
@@ -624,6 +661,13 @@ pub(crate) fn notes(p: &Profile, now: &Observed) -> Vec<String> {
             "flow_offload = \"auto\": this kernel has no nft_flow_offload (nf_flow_table), so forwarding goes without the flowtable"
                 .to_string(),
         );
+    } else if !now.absent.is_empty() {
+        let names: Vec<&str> = now.absent.iter().map(|n| n.as_str()).collect();
+        out.push(format!(
+            "flow_offload = \"auto\": {} not there yet, so forwarding goes without the flowtable until an apply finds {} (nasboot run, or the hotplug handler)",
+            names.join(", ") + if names.len() == 1 { " is" } else { " are" },
+            if names.len() == 1 { "it" } else { "them" }
+        ));
     }
     out
 }

@@ -711,6 +711,9 @@ fn router_board(flow_offload: bool) -> FakeBoard {
     b.files.files.insert("/sys/module/nf_nat".into(), Vec::new());
     b.sysctl.values.insert("net.ipv4.ip_forward".into(), "0".into());
     b.sysctl.values.insert("net.ipv6.conf.all.forwarding".into(), "0".into());
+    // The bridge and the VLAN, as `nasboot apply` has made them.
+    b.netif.add("eth0.2", 5);
+    b.netif.add("br-lan", 6);
     b
 }
 
@@ -750,6 +753,48 @@ fn a_router_gets_the_flowtable_where_the_kernel_has_it_and_forwards_only_once_lo
     let now = observe(&p, None, &mut b.seams());
     let Action::Load { then, .. } = plan(&p, &now).remove(0);
     assert!(then.is_empty());
+}
+
+#[test]
+fn a_router_whose_bridge_is_not_there_yet_forwards_without_the_flowtable_until_it_is() {
+    // `firewall apply` early in the boot, before `nasboot apply` made
+    // br-lan: the kernel would refuse a flowtable over it (ENOENT), and the
+    // LAN-only fallback forwards nothing. The rule set goes without it.
+    let mut b = router_board(true);
+    b.nft.refused = None;
+    b.netif.links.remove("br-lan");
+    let p = profile(ROUTER);
+    let now = observe(&p, None, &mut b.seams());
+    let names = |n: &[IfName]| n.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    assert_eq!((now.flowtable, names(&now.absent)), (Some(true), vec!["br-lan".to_string()]));
+    assert_eq!(
+        notes(&p, &now),
+        ["flow_offload = \"auto\": br-lan is not there yet, so forwarding goes without the flowtable until an apply finds it (nasboot run, or the hotplug handler)"]
+    );
+    let a = plan(&p, &now).remove(0);
+    let Action::Load { rules, instead, .. } = &a;
+    assert!(!rules.text.contains("flowtable") && rules.text.contains("masquerade"), "{}", rules.text);
+    assert_eq!(instead, &None);
+    super::apply(&a, &mut b.seams()).unwrap();
+    // Asked by a dump, not by an interface ioctl, which would have the
+    // kernel run modprobe for the missing name.
+    assert!(!b.effects().iter().any(|e| e.contains("modprobe")), "{:?}", b.effects());
+    // Once it is there (the links `nasboot apply` dumped, or a dump of
+    // its own): the loaded rule set is not the one wanted, and the
+    // flowtable comes in.
+    b.netif.add("br-lan", 6);
+    let now = observe(&p, None, &mut b.seams());
+    assert!(now.absent.is_empty() && now.loaded.is_some());
+    let Action::Load { rules, .. } = plan(&p, &now).remove(0);
+    assert!(rules.text.contains("\tflowtable ft {"), "{}", rules.text);
+    let all = crate::seam::netif::Netif::link_infos(&mut b.netif).unwrap();
+    assert!(observe(&p, Some(&all), &mut b.seams()).absent.is_empty());
+    let some: Vec<_> = all.into_iter().filter(|l| l.name.as_str() != "eth0.2").collect();
+    assert_eq!(names(&observe(&p, Some(&some), &mut b.seams()).absent), ["eth0.2"]);
+    // A kernel without the flowtable: its devices are not asked about.
+    let mut b = router_board(false);
+    b.netif.links.clear();
+    assert!(observe(&p, None, &mut b.seams()).absent.is_empty());
 }
 
 #[test]
@@ -1021,6 +1066,8 @@ fn as_dumped(b: &FakeBoard) -> Dumped {
 #[test]
 fn netlink_loads_one_batch_and_replaces_only_nasboots_tables() {
     let mut b = native_board();
+    b.netif.add("eth0", 2);
+    b.netif.add("eth1", 3);
     let other = (crate::sys::nftnl::NFPROTO_INET, "fw4".to_string());
     b.nft.tables.insert(other.clone(), vec![(crate::sys::nftnl::NEWCHAIN, vec![1, 2, 3, 4])]);
     let a = plan_on(&mut b, "forward = true");
@@ -1044,6 +1091,8 @@ fn netlink_loads_one_batch_and_replaces_only_nasboots_tables() {
 fn a_kernel_without_the_flowtable_gets_the_rule_set_without_it() {
     // --root: the modules cannot be asked, so the flowtable is tried.
     let mut b = native_board();
+    b.netif.add("eth0.2", 5);
+    b.netif.add("br-lan", 6);
     b.files.relocated = true;
     b.nft.missing_expr = Some(("flow_offload", nix::libc::ENOENT));
     let p = profile(ROUTER);

@@ -27,6 +27,9 @@
 #   - `status` counts the tracked connections;
 #   - the host kernel has no nf_flow_table: nftables gets the rule set
 #     without the flowtable, said in the log, and the box still forwards;
+#   - `firewall apply` before the bridge exists loads the router's rules
+#     without the flowtable (which the kernel would refuse over a missing
+#     device) and says so; the apply that makes it tries the flowtable;
 #   - a profile without the bridge removes it (nasboot created it), and a
 #     bridge made by hand is never removed;
 #   - the host kernel has no 802.1Q: a VLAN gives a partial failure naming
@@ -250,6 +253,28 @@ for target in "${TARGETS[@]}"; do
 		run_case "$target" "$backend"
 	done
 done
+
+# `firewall apply` before `apply` made the bridge (early in a boot, or a
+# hotplug event first): the kernel refuses a flowtable over a device it
+# does not have, so the router's rule set goes without it and says so,
+# rather than the LAN-only fallback; the apply that makes the bridge then
+# tries the flowtable (this host's kernel refuses it: without, said so).
+# The host binary, with no nft.
+read -ra NB <<<"$(nasboot_for host)"
+NBPATH=$NONFT
+ROOT=$WORK/root-early
+up
+fw_root "$ROOT" "$PROFILE"
+out=$(boxnb --root "$ROOT" firewall apply 2>&1) && rc=0 || rc=$?
+t_eq "early: firewall apply before br-lan exists exits 0 ($out)" 0 "$rc"
+t_has "early: it says the flowtable waits for br-lan" "br-lan is not there yet, so forwarding goes without the flowtable" "$out"
+rules=$(box nft list ruleset 2>&1)
+t_has "early: the router's rule set is loaded (masquerade), not the LAN-only fallback" "masquerade" "$rules"
+t_check "early: ... without a flowtable" fails grep -q flowtable <<<"$rules"
+t_eq "early: forwarding on" 1 "$(box sysctl -n net.ipv4.ip_forward)"
+out=$(boxnb --root "$ROOT" apply 2>&1) && rc=0 || rc=$?
+t_eq "early: the apply that makes br-lan exits 0 ($out)" 0 "$rc"
+t_has "early: ... and tries the flowtable over it" "loaded the rule set without the flowtable" "$out"
 
 # Removal: the bridge leaves the profile; one made by hand stays. The host
 # binary, with no nft.
