@@ -26,6 +26,11 @@
 #                 source port PORT), and those marked [OFFLOAD]
 #                 (/proc/net/nf_conntrack)
 #   status        answer "status LINE": nasboot status's offloaded-flows line
+#   profile-reset the kernel's profile (/proc/profile: a boot with
+#                 profile=N, CONFIG_PROFILING) set to zero; answer
+#                 "profile reset"
+#   profile-read  answer "profile FUNCTION:SAMPLES ...": the samples since,
+#                 per kernel function (/proc/kallsyms as the map)
 #   stop          end the benchmark
 # Every configuration but none starts with the flowtable modules loaded,
 # as the board boots (tests/routerboard.sh). With /etc/bench/standin the
@@ -106,6 +111,41 @@ case $cmd in
         ;;
     status)
         echo "status $(nasboot status 2>&1 | grep -i -m1 'offloaded' | tr -s ' ')"
+        exit 0
+        ;;
+    profile-reset)
+        if [ -w /proc/profile ]; then echo >/proc/profile && echo "profile reset"; else echo "error profile-reset: no /proc/profile (a kernel with CONFIG_PROFILING, booted with profile=4)"; fi
+        exit 0
+        ;;
+    profile-read)
+        # The kernel's own text symbols (a module's have a fourth field),
+        # by address; /proc/profile: a header word, then a count per
+        # bucket of 2^N bytes of the text from _stext (profile=N), in the
+        # CPU's byte order. The header is meant to be the bucket size, but
+        # it is the first four bytes of a long: 0 on a 64-bit big-endian
+        # kernel (sparc64), so the size comes from the command line.
+        [ -s /tmp/ksyms ] || awk 'NF == 3 && $2 ~ /^[tTwW]$/ { print $1, $3 }' /proc/kallsyms | sort >/tmp/ksyms
+        pshift=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^profile=\([0-9][0-9]*\)$/\1/p')
+        echo "profile $(od -An -tu4 -v /proc/profile | awk -v step=$((1 << ${pshift:-2})) '
+            function hex(s, i, n) {
+                n = 0
+                for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", tolower(substr(s, i, 1))) - 1
+                return n
+            }
+            NR == FNR { k++; a[k] = hex($1); nm[k] = $2; if ($2 == "_stext") st = a[k]; next }
+            {
+                for (i = 1; i <= NF; i++) {
+                    if (j > 0 && $i > 0) {
+                        pc = st + (j - 1) * step
+                        lo = 1
+                        hi = k
+                        while (lo < hi) { m = int((lo + hi + 1) / 2); if (a[m] <= pc) lo = m; else hi = m - 1 }
+                        c[nm[lo]] += $i
+                    }
+                    j++
+                }
+            }
+            END { for (f in c) printf "%s:%d ", f, c[f] }' /tmp/ksyms -)"
         exit 0
         ;;
     stop) : >/tmp/bench-stop ;;
