@@ -24,7 +24,7 @@ pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &
         let mut report = apply::apply(&head.plan, seams);
         let now = plan::observe_again(p, now, seams);
         let mut again = plan::plan(p, &now);
-        say_notes(&again, io);
+        super::say_notes(&again.notes, io);
         again.actions.retain(|a| a.phase() > Phase::Netdev);
         apply::apply_more(&again, &mut report, seams);
         let mut plan = head.plan;
@@ -32,7 +32,7 @@ pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &
         (plan, report)
     } else {
         let plan = plan::plan_rest(p, &now, head);
-        say_notes(&plan, io);
+        super::say_notes(&plan.notes, io);
         let report = apply::apply(&plan, seams);
         (plan, report)
     };
@@ -43,12 +43,6 @@ pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &
         let _ = writeln!(io.out, "applied {} action(s): {}", plan.actions.len(), report.status);
     }
     report
-}
-
-fn say_notes(plan: &plan::Plan, io: &mut Io<'_>) {
-    for n in &plan.notes {
-        let _ = writeln!(io.err, "nasboot: note: {n}");
-    }
 }
 
 pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {

@@ -69,9 +69,7 @@ pub(crate) fn run(cli: &Cli, sub: FirewallCommand, seams: &mut Seams<'_>, io: &m
         }
         FirewallCommand::Apply => {
             // As `apply` says them: a router without its fast path, and why.
-            for n in firewall::notes(&loaded.profile, &now) {
-                let _ = writeln!(io.err, "nasboot: note: {n}");
-            }
+            super::say_notes(&firewall::notes(&loaded.profile, &now), io);
             let mut status = Status::Ok;
             for a in &actions {
                 let Action::Load { rules, fallback_lan, instead, then } = a;

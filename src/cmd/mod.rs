@@ -47,6 +47,14 @@ pub fn dispatch(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     }
 }
 
+/// The plan's notes, on stderr: what a human should know before it is
+/// carried out (`apply`, `firewall apply`).
+pub(crate) fn say_notes(notes: &[String], io: &mut Io<'_>) {
+    for n in notes {
+        let _ = writeln!(io.err, "nasboot: note: {n}");
+    }
+}
+
 /// Take the apply lock (`paths::APPLY_LOCK`), before the profile is read:
 /// a command that changes the board, started while another runs (udev's
 /// `firewall apply` on a hotplug, the init script's `run`, one by hand),

@@ -136,6 +136,7 @@ pub(crate) mod rules;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::config::firewall::{FlowOffload, Hook, Profile as FwProfile};
@@ -511,11 +512,17 @@ fn hook_links(p: &Profile, offer: backend::Offer, all_links: Option<&[LinkInfo]>
     let fw = &p.firewall;
     let backend = backend::choose(fw.backend, offer);
     (fw.hook == Hook::Auto && fw.ingress_fits() && backend == Backend::Nftables && offer.kernel >= Some(backend::INET_INGRESS))
-        .then(|| match all_links {
-            Some(all) => Some(links(all)),
-            None => seams.netif.link_infos().ok().map(|all| links(&all)),
-        })
+        .then(|| given_or_dumped(all_links, seams).map(|all| links(&all)))
         .flatten()
+}
+
+/// The links `apply` and `run` dumped already, else one RTM_GETLINK dump
+/// of the observation's own (None where it fails).
+fn given_or_dumped<'a>(all_links: Option<&'a [LinkInfo]>, seams: &mut Seams<'_>) -> Option<Cow<'a, [LinkInfo]>> {
+    match all_links {
+        Some(all) => Some(Cow::Borrowed(all)),
+        None => seams.netif.link_infos().ok().map(Cow::Owned),
+    }
 }
 
 /// The LAN and WAN interfaces of `p` that are not there, by the links
@@ -525,17 +532,7 @@ fn hook_links(p: &Profile, offer: backend::Offer, all_links: Option<&[LinkInfo]>
 /// `netdev-NAME`, then `NAME` (`dev_load`), two processes a missing
 /// device. None is missing where the dump fails.
 fn absent_devices(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut Seams<'_>) -> Vec<IfName> {
-    let dumped;
-    let all = match all_links {
-        Some(all) => all,
-        None => match seams.netif.link_infos() {
-            Ok(l) => {
-                dumped = l;
-                &dumped
-            }
-            Err(_) => return Vec::new(),
-        },
-    };
+    let Some(all) = given_or_dumped(all_links, seams) else { return Vec::new() };
     let ours = p.interface.iter().filter(|i| i.role != Role::None).map(|i| i.name.get_ref());
     ours.filter(|n| !all.iter().any(|l| &l.name == *n)).cloned().collect()
 }
