@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # A benchmark's inputs from outside the repository and its result rows.
-# Sourced by scripts/bench-*, scripts/build and scripts/footprint.
+# Sourced by scripts/bench-* and scripts/footprint.
 #
 # bench_anchor FILE
 #   The path of FILE among the benchmark anchors (other projects' files:
