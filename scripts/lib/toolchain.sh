@@ -70,7 +70,7 @@ TOOLCHAIN_BUILD_STD_FEATURES="-Zbuild-std-features=optimize_for_size"
 # Extra rustflags for release binaries (cargo build, every target), on
 # top of the per-target ones in .cargo/config.toml (cargo joins the arrays);
 # they apply to std too, which is built from source with them.  Measured on
-# mipsel, each against the build without it (scripts/README.md, "Binary size"):
+# mipsel, each against the build without it (docs/bench/size.md; each commit says by how much):
 #   -Cpanic=immediate-abort    a panic traps at once, without the panic
 #                              machinery or any message (needs the std built
 #                              here; unstable, hence -Zunstable-options)
