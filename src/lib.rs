@@ -295,11 +295,11 @@
 //!
 //! | what | kernel interface | why this one |
 //! |---|---|---|
-//! | load a rule set | NETLINK_NETFILTER: BATCH_BEGIN, NEWTABLE, DELTABLE, NEWTABLE, NEWCHAIN, NEWSET, NEWSETELEM, NEWFLOWTABLE, NEWRULE, BATCH_END in one `sendmsg`, then a GETGEN fence (`seam/real/nfnl.rs`; the encoding in `sys/nftnl.rs`) | no `nft` process (the tool path runs `nft -f`, each start a slow board's CPU for a long while: scripts/bench-fwload); no nft on the board; the kernel commits all or nothing |
+//! | load a rule set | NETLINK_NETFILTER: BATCH_BEGIN, NEWTABLE, DELTABLE, NEWTABLE, NEWCHAIN, NEWSET, NEWSETELEM, NEWFLOWTABLE, NEWRULE, BATCH_END in one `sendmsg`, then a GETGEN fence (`seam/real/nfnl.rs`; the encoding in `sys/nftnl.rs`) | no `nft` process, whose start is most of a tool load on a slow board (scripts/bench-fwload times both loaders); no nft on the board; the kernel commits all or nothing |
 //! | is nasboot's table loaded; iptables-nft's tables | GETTABLE dump | no `nft list tables` |
 //! | `--confirm`'s copy of what is loaded | GETCHAIN, GETSET, GETSETELEM, GETFLOWTABLE, GETRULE dumps, replayed as NEW* messages | no `nft list table`, and the copy loads back byte for byte |
 //! | offloaded flows (`status`) | /proc/net/nf_conntrack (`[OFFLOAD]`) | |
-//! | the rule set's modules, on a kernel that has not loaded them | /sys/module for the last module of each kind the batch needs (one to three `stat`s); where one is missing, one `modprobe -a -q --` of them all, the kernel's own modprobe (`kernel.modprobe`), before the batch (`firewall/modules.rs`) | the kernel would run one or two modprobes per module and replay the batch after each, a process per module on the first load (scripts/bench-fwload); `finit_module` leaves dependencies and modprobe.d to user space |
+//! | the rule set's modules, on a kernel that has not loaded them | /sys/module for the last module of each kind the batch needs (one to three `stat`s); where one is missing, one `modprobe -a -q --` of them all, the kernel's own modprobe (`kernel.modprobe`), before the batch (`firewall/modules.rs`) | the kernel would run one or two modprobes per module and replay the batch after each, a process per module on the first load (`scripts/bench-fwload --cold`); `finit_module` leaves dependencies and modprobe.d to user space |
 //! | the tool path | `nft -f -`, iptables-restore | qemu-user refuses NETLINK_NETFILTER (EPROTONOSUPPORT); a kernel may lack nf_tables; `loader = "nft"` |
 //!
 //! The batch is the one nft 1.0.6 sends for the same text, byte for byte
