@@ -6,9 +6,9 @@
 //! kernel as soon as its last block is freed, and maps it again at the
 //! next allocation of that size. A boot-time command allocates and frees
 //! the same few sizes over and over (a file's contents, a netlink
-//! message), and on the emulated 24K each such round trip costs some
-//! 2 ms of guest time: a mmap, a munmap and a page fault
-//! (scripts/README.md, "What one operation costs"). Here a freed block
+//! message), and each such round trip is a mmap, a munmap and a page
+//! fault, which a slow board pays for in its boot (scripts/bench-boot).
+//! Here a freed block
 //! waits on its class's list for the next allocation of that class.
 //!
 //! What it costs: a block is rounded up to a power of two (at most twice
@@ -23,7 +23,8 @@
 //! and `free` here ([`c_malloc`] and the rest, exported by src/main.rs),
 //! for what musl itself allocates (a directory stream, a spawn's file
 //! actions, the environment): musl's allocator then stays out of the
-//! binary (about 9 KiB of the mips one). The glibc builds keep glibc's for C.
+//! binary (`scripts/build` prints its size). The glibc builds keep
+//! glibc's for C.
 //! Thread-safe behind a spin lock, which nothing contends: nasboot runs
 //! on one thread (the runner polls its tools' pipes, src/seam/real/runner.rs).
 //!

@@ -8,8 +8,8 @@
 //! answers (/lib/modules/RELEASE): a module file where Debian and
 //! Buildroot install it (kernel/SUBDIR, plain or compressed) or where
 //! OpenWrt does (the directory itself, flat); else modules.builtin and
-//! modules.dep, read only then, and once (Debian's modules.dep is some
-//! 400 KB, a cost at boot on a slow board).
+//! modules.dep, read only then, and once (Debian's modules.dep lists
+//! every module of the kernel, a cost at boot on a slow board).
 
 use std::path::Path;
 

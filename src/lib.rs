@@ -93,9 +93,9 @@
 //! - rtnetlink runs on a blocking netlink-sys socket.
 //! - A tool runs without threads: one poll(2) loop feeds its stdin and
 //!   drains its stdout and stderr (`seam/real/runner.rs`), so std's thread
-//!   code and glibc's pthread_create are not linked, and a command runs up
-//!   to 5 ms quicker than with two reader threads and a 5 ms sleep loop
-//!   per command.
+//!   code and glibc's pthread_create are not linked, and a command's end
+//!   is seen when it comes, not at a reader thread's next wake-up
+//!   (scripts/bench-net-board times the commands on the emulated board).
 //! - The watchdog daemon blocks its signals with sigprocmask and takes them
 //!   with sigtimedwait, whose timeout is the time to the next pet: one
 //!   wake-up per interval, no signal handlers, no globals.
@@ -122,8 +122,8 @@
 //!   madvise(MADV_DONTNEED) on the dead part of the main stack and on the
 //!   program text (clean, re-read from the file when needed), and only then
 //!   applies `mlock` (mlockall(MCL_CURRENT|MCL_FUTURE)) and `rt_priority`
-//!   (SCHED_RR). On the emulated board this takes VmRSS from about 2.2 MB to
-//!   about 0.75 MB.
+//!   (SCHED_RR), so the locked resident set is the loop's pages only
+//!   (scripts/bench-watchdog and scripts/bench-soak read its VmRSS).
 //!
 //! # Process start-up and panics
 //!
@@ -148,18 +148,19 @@
 //!
 //! # Where the size goes
 //!
-//! The binary must fit 1.2 MiB with static glibc (figures and every build
-//! flag in `scripts/README.md`). Choices in the code made for that:
+//! The binary must fit 1.2 MiB with static glibc, and the mips musl
+//! release one 600 KiB (`scripts/build` prints every target's size; the
+//! build flags are in `scripts/README.md`).
+//! Choices in the code made for that, each of which keeps a large piece
+//! of code out of the binary:
 //!
 //! - The profile decoded by hand (`config/decode.rs`), without serde: each
 //!   model type lists its keys in a short `impl Decode`; the table lookup,
 //!   the kind checks, the enum name tables and serde's error wording are
 //!   plain functions all of them share, and each error collects its key
-//!   path as it unwinds (the parser's spans are kept). Before it, serde's derived
-//!   code over our own `Deserializer` was 32 KiB more on mips; before that,
-//!   toml's own deserializer (whose one `deserialize_any` every (type,
-//!   visitor) pair got a copy of) 128 KiB more, and serde_path_to_error for
-//!   the key paths another 229 KiB.
+//!   path as it unwinds (the parser's spans are kept). serde's derived code
+//!   is generic per (type, visitor) pair, and a `deserialize_any` or a key
+//!   path wrapper such as serde_path_to_error gets a copy for each pair.
 //! - Our own `log` backend (`src/logger.rs`) instead of simple_logger, which
 //!   prints with `eprintln!`: that panics when standard error is a pipe
 //!   whose reader went away (procd's pipe to logd, `| logger`), and a lost
@@ -167,34 +168,33 @@
 //!   Same line format, one write(2) per line, no allocation.
 //! - rtnetlink messages built and read by hand (`sys/rtnl.rs`): links,
 //!   addresses and routes, only the attributes nasboot reads or writes.
-//!   netlink-packet-route's whole-family message enum linked the parsers
-//!   for links, tc and neighbours (about 300 KiB); even its address and
-//!   route types alone, with every route attribute (MPLS, lwtunnel,
-//!   multipath), were about 56 KiB on mips.
+//!   netlink-packet-route's whole-family message enum links the parsers
+//!   for links, tc and neighbours; even its address and route types alone
+//!   bring every route attribute (MPLS, lwtunnel, multipath).
 //! - The decoder's error is boxed: every `Result` the decoders pass around
-//!   carries a pointer, not a message, a span and a key path (when serde's
-//!   visitors passed it, that halved them: 56 KiB on mips).
+//!   carries a pointer, not a message, a span and a key path, so the code
+//!   that moves each `Result` stays small.
 //! - Our own TOML parser (`config/document`) instead of the toml crate's:
-//!   one pass, no token vector, tables as sorted `Vec`s (48 KiB less on
-//!   mips; the router's boot on the emulated 24K 4 ms shorter). The crate
-//!   stays as its oracle in the tests and the `toml` fuzz target.
+//!   one pass, no token vector, tables as sorted `Vec`s, so less code and
+//!   less work in the boot's parse (scripts/bench-boot). The crate stays
+//!   as its oracle in the tests and the `toml` fuzz target.
 //! - Our own `config::Spanned` instead of `toml::Spanned`: the decoder gives
-//!   it the value's span; under serde, toml's was a three-key map visitor
-//!   per spanned type (20 KiB).
+//!   it the value's span, where toml's is a three-key map visitor per
+//!   spanned type.
 //! - Programs started with `posix_spawnp`/`execvpe` (`seam/real/spawn.rs`),
 //!   step for step as `std::process::Command` does it, without its
-//!   environment map and fork fallback (24 KiB).
-//! - No 128-bit arithmetic (`Duration::as_micros`/`as_nanos`): its division
-//!   and printing on a 32-bit board (4 KiB). `invalid type` errors name a
+//!   environment map and fork fallback.
+//! - No 128-bit arithmetic (`Duration::as_micros`/`as_nanos`): a 32-bit
+//!   board would link its division and printing. `invalid type` errors name a
 //!   float's kind, not its value (`config/decode.rs`), which serde's
-//!   `Unexpected` printed.
+//!   `Unexpected` prints.
 //! - Floats only for the one float field (load limits), converted by
 //!   `config/decode.rs` from the parser's already checked literal (exact for literals
 //!   of up to 15 digits and exponents within ±22) and never printed, so
 //!   core's float parser and formatter are not linked.
 //! - The links for `hook = "auto"` come from the RTM_GETLINK dump the
-//!   network's observation makes anyway: `if_nameindex(3)` would pull
-//!   8 KiB of glibc's netlink code.
+//!   network's observation makes anyway: `if_nameindex(3)` would pull in
+//!   glibc's netlink code.
 //!
 //! # Kernel interfaces
 //!
@@ -295,11 +295,11 @@
 //!
 //! | what | kernel interface | why this one |
 //! |---|---|---|
-//! | load a rule set | NETLINK_NETFILTER: BATCH_BEGIN, NEWTABLE, DELTABLE, NEWTABLE, NEWCHAIN, NEWSET, NEWSETELEM, NEWFLOWTABLE, NEWRULE, BATCH_END in one `sendmsg`, then a GETGEN fence (`seam/real/nfnl.rs`; the encoding in `sys/nftnl.rs`) | one process fewer (two before: `nft -c`, `nft -f`), about 1 s of a 24K's CPU each; no nft on the board; the kernel commits all or nothing |
+//! | load a rule set | NETLINK_NETFILTER: BATCH_BEGIN, NEWTABLE, DELTABLE, NEWTABLE, NEWCHAIN, NEWSET, NEWSETELEM, NEWFLOWTABLE, NEWRULE, BATCH_END in one `sendmsg`, then a GETGEN fence (`seam/real/nfnl.rs`; the encoding in `sys/nftnl.rs`) | no `nft` process, whose start is most of a tool load on a slow board (scripts/bench-fwload times both loaders); no nft on the board; the kernel commits all or nothing |
 //! | is nasboot's table loaded; iptables-nft's tables | GETTABLE dump | no `nft list tables` |
 //! | `--confirm`'s copy of what is loaded | GETCHAIN, GETSET, GETSETELEM, GETFLOWTABLE, GETRULE dumps, replayed as NEW* messages | no `nft list table`, and the copy loads back byte for byte |
 //! | offloaded flows (`status`) | /proc/net/nf_conntrack (`[OFFLOAD]`) | |
-//! | the rule set's modules, on a kernel that has not loaded them | /sys/module for the last module of each kind the batch needs (one to three `stat`s); where one is missing, one `modprobe -a -q --` of them all, the kernel's own modprobe (`kernel.modprobe`), before the batch (`firewall/modules.rs`) | the kernel would run one or two modprobes per module and replay the batch after each (142 processes and 2.2x the time for the router's first load on the emulated 24K); `finit_module` leaves dependencies and modprobe.d to user space |
+//! | the rule set's modules, on a kernel that has not loaded them | /sys/module for the last module of each kind the batch needs (one to three `stat`s); where one is missing, one `modprobe -a -q --` of them all, the kernel's own modprobe (`kernel.modprobe`), before the batch (`firewall/modules.rs`) | the kernel would run one or two modprobes per module and replay the batch after each, a process per module on the first load (`scripts/bench-fwload --cold`); `finit_module` leaves dependencies and modprobe.d to user space |
 //! | the tool path | `nft -f -`, iptables-restore | qemu-user refuses NETLINK_NETFILTER (EPROTONOSUPPORT); a kernel may lack nf_tables; `loader = "nft"` |
 //!
 //! The batch is the one nft 1.0.6 sends for the same text, byte for byte

@@ -57,7 +57,7 @@ pub(crate) fn write_record<W: Write>(w: &mut W, record: &log::Record<'_>) {
 /// A writer that sends each line to `W` in one write: bytes are kept
 /// until a newline (or until `LINE` bytes are held), then written whole.
 /// For standard error, whose messages are written in pieces by their
-/// `Display`; std's `LineWriter` would do the same for 4 KiB more code.
+/// `Display`; std's `LineWriter` would do the same with more code.
 /// What is held at drop is written then.
 pub struct Lines<W: Write> {
     inner: W,

@@ -5,8 +5,9 @@
 //! (`lang_start`). That start-up installs a stack-overflow guard for the
 //! main thread, which asks glibc for the stack's bounds; glibc finds them
 //! by parsing /proc/self/maps with sscanf, and that links glibc's whole
-//! scanf and strtod family into a static binary: about 70 KiB on mipsel,
-//! for a message that `panic = immediate-abort` never prints anyway. What
+//! scanf and strtod family into a static binary, more than the size
+//! budget allows (`scripts/build` prints the sizes), for a message that
+//! `panic = immediate-abort` never prints anyway. What
 //! the rest of that start-up does for a boot-time tool is done in `main`
 //! below: standard descriptors guaranteed open, SIGPIPE ignored, stdout
 //! flushed at the end. The arguments are read from `main`'s own argv:
@@ -29,8 +30,8 @@ static GLOBAL: nasboot::Global = nasboot::Global;
 
 /// C's allocator for the static musl builds: what musl allocates itself
 /// (a directory stream, a spawn's file actions, the environment) comes
-/// from the same heap, and musl's own allocator (mallocng, about 9 KiB on
-/// mips) stays out of the binary. musl calls `__libc_malloc` and
+/// from the same heap, and musl's own allocator (mallocng) stays out of
+/// the binary. musl calls `__libc_malloc` and
 /// `__libc_free` where it must not call a replaced `malloc`
 /// (posix_spawn's file actions); here they are the same functions, so a
 /// block is always freed by the allocator that gave it. A musl member
@@ -101,8 +102,8 @@ pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
 /// start-up does; each is filled with /dev/null (open returns the lowest
 /// free number, and without close-on-exec, as the tools nasboot runs
 /// inherit them). When all three are open, as at every boot, that is one
-/// system call, not an open and a close of /dev/null (some 0.8 ms of
-/// every start on the emulated 24K board).
+/// system call, not an open and a close of /dev/null on every start
+/// (scripts/bench-board-startup times a start on the emulated boards).
 fn standard_fds_open() {
     use nix::fcntl::{open, OFlag};
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};

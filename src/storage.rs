@@ -1,5 +1,6 @@
 //! Block devices: /sys/block/DEV/queue/read_ahead_kb. Read-ahead is the
-//! "prefetch" that nearly doubled a small NAS's share reads (seed 002).
+//! "prefetch" that a small NAS's sequential share reads depend on
+//! (scripts/bench-nfs measures them).
 
 use std::fmt;
 use std::io;

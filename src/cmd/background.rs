@@ -2,9 +2,9 @@
 //! on in a child, and the command returns with the apply's status. An init
 //! script that runs `nasboot run -b` goes on only when the links, the
 //! firewall, the exports and the watchdog are in place, at the cost of one
-//! process: the scripts used to run `check`, `apply`, then a backgrounded
-//! `run` (which observed and planned the whole board a second time), then
-//! slept a second to see that it had not exited.
+//! process, where `check`, `apply` and a backgrounded `run` would observe
+//! and plan the whole board twice, and a script would have to sleep to
+//! see that the daemon had not exited.
 //!
 //! Process-level, so not behind a seam: fork(2), setsid(2) and the
 //! standard descriptors. Tested where a real watchdog is: on the emulated

@@ -113,8 +113,8 @@ fn token() -> String {
 }
 
 /// `PID-NANOS`, the nanoseconds since the epoch as `as_nanos()` prints
-/// them, without 128-bit arithmetic (its division and printing are some
-/// 3 KB on a 32-bit board): the seconds, then 9 digits.
+/// them, without 128-bit arithmetic (a 32-bit board would link its
+/// division and printing): the seconds, then 9 digits.
 fn token_of(pid: u32, since: std::time::Duration) -> String {
     match since.as_secs() {
         0 => format!("{pid}-{}", since.subsec_nanos()),

@@ -6,10 +6,10 @@
 //! share. It replaces serde's derived code, for size: the derive gave each
 //! struct a visitor, a field identifier and an enum of its fields, and each
 //! (type, visitor) pair of the model its own copy of the deserializer's
-//! paths, about 80 KB of code on mips against 42 KB here (the binary 32 KiB
-//! smaller). The table lookup, the kind checks and the error wording are
-//! plain functions that every type calls; what is generic is only the call
-//! to each value's own `decode`.
+//! paths, which is far more code than this module (`scripts/build` prints
+//! the binary's size). The table lookup, the kind checks and the error
+//! wording are plain functions that every type calls; what is generic is
+//! only the call to each value's own `decode`.
 //!
 //! Errors are worded as serde words them (`unknown field`, `missing
 //! field`, `invalid type: ..., expected ...`, `unknown variant`), so that
@@ -160,7 +160,7 @@ pub(super) fn document<T: Decode>(doc: &Value<'_>) -> Result<T, Error> {
 
 /// What a value is, for `invalid type` errors, as serde words it. A float
 /// is named without its value: printing one would link core's float
-/// formatting (about 12 KiB on a board).
+/// formatting into the binary.
 struct Shown<'a>(&'a Item<'a>);
 
 impl fmt::Display for Shown<'_> {
@@ -535,7 +535,7 @@ pub(super) fn float_or_int(v: &Value<'_>, expected: &str) -> Result<f64, Error> 
 /// converted exactly: both the digits and the power of ten are exact
 /// doubles, and one IEEE division or multiplication rounds correctly.
 /// Longer literals may be off in the last bits. core's parser, exact for
-/// all, costs about 8 KiB of code and its tables on a board.
+/// all, would link its code and its tables into the binary.
 fn float(text: &str) -> Option<f64> {
     let (neg, body) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),

@@ -2,12 +2,11 @@
 //! refuses more), held in one heap block of exactly its length.
 //!
 //! The profile's lists of large items (interfaces, their routes and
-//! addresses, exports, shares) used to hold their capacity inline
-//! (`heapless::Vec`): some 23 KB for the interfaces alone on a 32-bit
-//! board, most of it never written, yet every page of it the decoder
-//! touched was a page fault, some 0.5 ms each on the emulated 24K board
-//! (scripts/README.md, "What one operation costs"). A `List` costs what
-//! its items take. Lists of small items keep `heapless::Vec`.
+//! addresses, exports, shares) are `List`s because a capacity held inline
+//! (`heapless::Vec`) is mostly never written, yet every page of it the
+//! decoder touches is a page fault, and a page fault is slow on a slow
+//! board (scripts/bench-boot). A `List` costs what its items take. Lists
+//! of small items keep `heapless::Vec`.
 
 use std::ops::Deref;
 

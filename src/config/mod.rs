@@ -48,8 +48,8 @@ pub struct Profile {
     /// writes them. The sections are boxed and each decoded in a frame of
     /// its own (`decode::boxed`): by value, or inlined into this struct's
     /// decoder, the small lists they hold inline would be on every frame
-    /// that moves a profile; the stack peak was VmHWM's (scripts/README.md,
-    /// "Where the VmHWM peak comes from").
+    /// that moves a profile, and the deepest of them sets the process's
+    /// VmHWM (scripts/bench-watchdog reads it).
     pub interface: List<net::Interface, MAX_INTERFACES>,
     /// Absent means the default: the stateless profile.
     pub firewall: Box<firewall::Firewall>,

@@ -20,8 +20,8 @@ decode_enum!(SysctlPreset { "slow-cpu-nas" => SlowCpuNas });
 pub struct Sysctl {
     pub preset: Option<SysctlPreset>,
     /// Explicit values; they win over the preset. Boxed and decoded in a
-    /// frame of its own, like the profile's other big members (4.5 KB
-    /// inline): see `Profile`.
+    /// frame of its own, like the profile's other big members (its
+    /// capacity is inline): see `Profile`.
     pub set: Box<heapless::LinearMap<SysctlKey, SysctlValue, MAX_SYSCTLS>>,
 }
 

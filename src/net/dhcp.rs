@@ -6,8 +6,8 @@
 //!   /dev/null), staying in the foreground (-f) so that it never forks
 //!   again. With -b instead, udhcpc goes to the background only once it
 //!   has a lease or its discovers went unanswered (3 of them, 3 s apart):
-//!   waited for, a WAN with no DHCP server held the rest of the apply (the
-//!   LAN's addresses, the exports) up for about 9 s (scripts/bench-boot);
+//!   waited for, a WAN with no DHCP server would hold the rest of the apply
+//!   (the LAN's addresses, the exports) up for all three (scripts/bench-boot);
 //! - ISC `dhclient -nw -pf /run/dhclient.IF.pid IF` (-nw: no wait), run
 //!   and waited for: it forks to the background at once.
 //!

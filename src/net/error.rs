@@ -249,16 +249,19 @@ mod tests {
         os(errno).to_string()
     }
 
-    /// The text is an interface (the log, the summary, what the shell
-    /// suites and users' log filters look for): each variant's, word for
-    /// word as it was built with format!() before the variants existed.
+    /// Each case's message is what the log and the summary show, and what
+    /// the shell suites and users' log filters look for: word for word.
+    fn reads(cases: Vec<(Error, String)>) {
+        for (err, want) in cases {
+            assert_eq!(err.to_string(), want);
+            assert_eq!(err.exit_status(), Status::Partial, "{err}");
+        }
+    }
+
     #[test]
-    fn every_message_reads_as_before() {
+    fn link_messages_read_word_for_word() {
         let mac: MacAddr = "02:00:00:00:00:01".parse().unwrap();
-        let net = |s: &str| -> IpNet { s.parse().unwrap() };
-        let vlan = Virt::Vlan { link: n("eth0"), id: 5 };
-        let (eth0, br0) = (n("eth0"), n("br0"));
-        let cases: Vec<(Error, String)> = vec![
+        reads(vec![
             (Error::Missing { name: n("eth7") }, "eth7: no such interface; nothing was applied to it".into()),
             (Error::Up { name: n("eth0"), source: os(EPERM) }, format!("eth0 up: {}", e(EPERM))),
             (
@@ -285,6 +288,13 @@ mod tests {
             (Error::Vanished { name: n("eth0") }, "eth0 carrier: the interface disappeared".into()),
             (Error::Carrier { name: n("eth0"), source: os(ENODEV) }, format!("eth0 carrier: {}", e(ENODEV))),
             (Error::NoCarrier { name: n("eth0"), secs: 10 }, "eth0 carrier: no carrier after 10 s".into()),
+        ]);
+    }
+
+    #[test]
+    fn address_route_and_dhcp_messages_read_word_for_word() {
+        let net = |s: &str| -> IpNet { s.parse().unwrap() };
+        reads(vec![
             (
                 Error::Address { name: n("eth0"), addr: net("10.0.0.2/24"), source: os(EPERM) },
                 format!("eth0 address 10.0.0.2/24: {}", e(EPERM)),
@@ -315,6 +325,14 @@ mod tests {
                 },
                 "eth0 dhcp: /sbin/udhcpc exit status 1: no lease".into(),
             ),
+        ]);
+    }
+
+    #[test]
+    fn bridge_and_vlan_messages_read_word_for_word() {
+        let vlan = Virt::Vlan { link: n("eth0"), id: 5 };
+        let (eth0, br0) = (n("eth0"), n("br0"));
+        reads(vec![
             (
                 Error::Create { name: br0.clone(), what: Virt::Bridge { stp: false }, source: os(EOPNOTSUPP) },
                 format!(
@@ -353,11 +371,7 @@ mod tests {
                 Error::Foreign { name: br0, is: "a bridge".into() },
                 "br0: exists as a bridge, which nasboot did not create; nothing was applied to it".into(),
             ),
-        ];
-        for (err, want) in cases {
-            assert_eq!(err.to_string(), want);
-            assert_eq!(err.exit_status(), Status::Partial, "{err}");
-        }
+        ]);
     }
 
     #[test]

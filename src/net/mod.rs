@@ -70,8 +70,8 @@ impl fmt::Display for Errno {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let e = nix::errno::Errno::from_raw(self.0);
         // `&e`: the name through `<&Errno as Debug>`, the instance nix's
-        // own Display uses; `e` would link a second copy of the 2 KB
-        // match over every errno name.
+        // own Display uses; `e` would link a second copy of the match over
+        // every errno name.
         write!(f, "{} ({:?})", e.desc(), &e)
     }
 }
@@ -171,8 +171,8 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
     // The link dump first: a link it does not list is absent, and is not
     // asked for by name. An interface ioctl on a name the kernel does not
     // know makes it try to load a module of that name: two modprobe runs
-    // (`netdev-br-lan`, then `br-lan`), 177 ms of guest time on the
-    // emulated 24K for each bridge or VLAN nasboot is about to create.
+    // (`netdev-br-lan`, then `br-lan`), two process starts on the board
+    // for each bridge or VLAN nasboot is about to create.
     let mut out = Observed { virt: virt::observe(seams), ..Observed::default() };
     // Every interface's addresses, asked for once, at the first link there is.
     let mut all_addrs: Option<Result<Vec<(u32, IpNet)>, Errno>> = None;

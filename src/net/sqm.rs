@@ -43,12 +43,89 @@ pub(crate) fn ifb_name(wan: &IfName) -> IfName {
     s.parse().expect("ifb4 and an interface name, cut to 15 bytes, is a name")
 }
 
-/// The modules SQM uses: the qdiscs, then what the download needs.
-const MODULES: [&str; 7] = ["sch_cake", "sch_fq_codel", "sch_htb", "ifb", "act_mirred", "cls_u32", "sch_ingress"];
-const CAKE: usize = 0;
-const FQ_CODEL: usize = 1;
-const HTB: usize = 2;
-const DOWNLOAD: std::ops::Range<usize> = 3..7;
+/// A kernel module SQM may need: a qdisc, or a piece of the download's
+/// path (the IFB, the redirect action, its classifier, the ingress qdisc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Module {
+    Cake,
+    FqCodel,
+    Htb,
+    Ifb,
+    Mirred,
+    U32,
+    Ingress,
+}
+
+impl Module {
+    /// Every module, in the order the kernel is asked about them.
+    const ALL: [Module; 7] = [Module::Cake, Module::FqCodel, Module::Htb, Module::Ifb, Module::Mirred, Module::U32, Module::Ingress];
+    /// What shaping the download needs besides its shaper.
+    const DOWNLOAD: [Module; 4] = [Module::Ifb, Module::Mirred, Module::U32, Module::Ingress];
+    /// The shaper's qdiscs: cake alone, or fq_codel under HTB.
+    const CAKE: &'static [Module] = &[Module::Cake];
+    const FQ_CODEL_HTB: &'static [Module] = &[Module::FqCodel, Module::Htb];
+
+    /// The module's file name, without `.ko`.
+    fn module(self) -> &'static str {
+        match self {
+            Module::Cake => "sch_cake",
+            Module::FqCodel => "sch_fq_codel",
+            Module::Htb => "sch_htb",
+            Module::Ifb => "ifb",
+            Module::Mirred => "act_mirred",
+            Module::U32 => "cls_u32",
+            Module::Ingress => "sch_ingress",
+        }
+    }
+
+    /// Where the module sits under /lib/modules/RELEASE/kernel.
+    fn dir(self) -> &'static str {
+        match self {
+            Module::Ifb => kmod::NET_DRIVERS,
+            _ => kmod::SCHED,
+        }
+    }
+}
+
+/// What the kernel has of each [`Module`]; Unknown for one not asked about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Modules([(Module, Has); 7]);
+
+impl Default for Modules {
+    fn default() -> Self {
+        Modules(Module::ALL.map(|m| (m, Has::Unknown)))
+    }
+}
+
+impl Modules {
+    fn get(&self, m: Module) -> Has {
+        self.0.iter().find(|(k, _)| *k == m).map_or(Has::Unknown, |(_, h)| *h)
+    }
+    fn set(&mut self, m: Module, has: Has) {
+        if let Some((_, h)) = self.0.iter_mut().find(|(k, _)| *k == m) {
+            *h = has;
+        }
+    }
+}
+
+/// The modules to ask the kernel about.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Need(u8);
+
+impl Need {
+    fn bit(m: Module) -> u8 {
+        1 << m as u8
+    }
+    fn add(&mut self, ms: &[Module]) {
+        ms.iter().for_each(|m| self.0 |= Need::bit(*m));
+    }
+    fn remove(&mut self, ms: &[Module]) {
+        ms.iter().for_each(|m| self.0 &= !Need::bit(*m));
+    }
+    fn has(self, m: Module) -> bool {
+        self.0 & Need::bit(m) != 0
+    }
+}
 
 /// The board's traffic-control state, read when a profile interface has
 /// `[interface.sqm]` or a link carries nasboot's shaping.
@@ -56,10 +133,12 @@ const DOWNLOAD: std::ops::Range<usize> = 3..7;
 pub(crate) struct Observed {
     /// Every device's qdiscs.
     pub qdiscs: Vec<TcObject>,
-    /// The classes and ingress filters of the devices nasboot shapes.
-    pub more: Vec<TcObject>,
-    /// [`MODULES`], in order.
-    pub modules: [Has; 7],
+    /// The classes under nasboot's HTB qdiscs.
+    pub classes: Vec<TcObject>,
+    /// The filters on the ingress qdiscs.
+    pub filters: Vec<TcObject>,
+    /// What the kernel has of the modules the profile's SQM needs.
+    pub modules: Modules,
     /// Each SQM WAN's link speed in Mb/s (ETHTOOL_GLINKSETTINGS), when
     /// the driver tells one.
     pub speeds: Vec<(IfName, u32)>,
@@ -86,18 +165,20 @@ pub(crate) fn observe(p: &Profile, links: &[LinkInfo], seams: &mut Seams<'_>) ->
         return out;
     }
     for q in out.qdiscs.iter().filter(|q| q.handle == HANDLE && matches!(q.kind, TcKind::Htb)) {
-        out.more.extend(seams.netif.tc_list(TcList::Classes(q.index)).unwrap_or_default());
+        out.classes.extend(seams.netif.tc_list(TcList::Classes(q.index)).unwrap_or_default());
     }
     for q in out.qdiscs.iter().filter(|q| q.handle == INGRESS_HANDLE) {
-        out.more.extend(seams.netif.tc_list(TcList::IngressFilters(q.index)).unwrap_or_default());
+        out.filters.extend(seams.netif.tc_list(TcList::IngressFilters(q.index)).unwrap_or_default());
     }
     if wanted {
         out.modules = modules(seams, needed(p, Has::Unknown));
-        if out.modules[CAKE] == Has::No {
+        if out.modules.get(Module::Cake) == Has::No {
             let mut need = needed(p, Has::No);
-            DOWNLOAD.for_each(|i| need[i] = false);
+            need.remove(&Module::DOWNLOAD);
             let more = modules(seams, need);
-            (out.modules[FQ_CODEL], out.modules[HTB]) = (more[FQ_CODEL], more[HTB]);
+            for m in Module::FQ_CODEL_HTB {
+                out.modules.set(*m, more.get(*m));
+            }
         }
         for (name, _) in sqm_wans(p) {
             if let Ok(m) = seams.netif.ethtool_link_settings(name) {
@@ -111,33 +192,33 @@ pub(crate) fn observe(p: &Profile, links: &[LinkInfo], seams: &mut Seams<'_>) ->
     out
 }
 
-/// Which of [`MODULES`] the kernel has ([`Kmods::has`]), asking only
-/// about those the profile needs (`need`; the rest stay Unknown).
-fn modules(seams: &mut Seams<'_>, need: [bool; 7]) -> [Has; 7] {
-    let mut out = [Has::Unknown; 7];
+/// Which modules the kernel has ([`Kmods::has`]), asking only about
+/// those the profile needs (`need`; the rest stay Unknown).
+fn modules(seams: &mut Seams<'_>, need: Need) -> Modules {
+    let mut out = Modules::default();
     let release = seams.sysctl.get("kernel.osrelease").ok();
     let mut kmods = Kmods::new(release.as_deref());
-    for (i, m) in MODULES.iter().enumerate().filter(|(i, _)| need[*i]) {
-        out[i] = kmods.has(seams, m, if *m == "ifb" { kmod::NET_DRIVERS } else { kmod::SCHED });
+    for m in Module::ALL.into_iter().filter(|m| need.has(*m)) {
+        out.set(m, kmods.has(seams, m.module(), m.dir()));
     }
     out
 }
 
-/// Which of [`MODULES`] the profile's SQM needs asked about: the qdisc it
+/// Which modules the profile's SQM needs asked about: the qdisc it
 /// names (auto: cake, then fq_codel and HTB only if cake is missing),
 /// and what the download needs.
-fn needed(p: &Profile, cake: Has) -> [bool; 7] {
-    let mut need = [false; 7];
+fn needed(p: &Profile, cake: Has) -> Need {
+    let mut need = Need::default();
     for (_, s) in sqm_wans(p) {
         match s.qdisc {
-            SqmQdisc::Cake => need[CAKE] = true,
-            SqmQdisc::Auto if cake == Has::Unknown => need[CAKE] = true,
-            SqmQdisc::Auto if cake == Has::No => (need[FQ_CODEL], need[HTB]) = (true, true),
+            SqmQdisc::Cake => need.add(Module::CAKE),
+            SqmQdisc::Auto if cake == Has::Unknown => need.add(Module::CAKE),
+            SqmQdisc::Auto if cake == Has::No => need.add(Module::FQ_CODEL_HTB),
             SqmQdisc::Auto => {}
-            SqmQdisc::FqCodel => (need[FQ_CODEL], need[HTB]) = (true, true),
+            SqmQdisc::FqCodel => need.add(Module::FQ_CODEL_HTB),
         }
         if s.ingress_kbit.is_some() {
-            DOWNLOAD.for_each(|i| need[i] = true);
+            need.add(&Module::DOWNLOAD);
         }
     }
     need
@@ -243,7 +324,7 @@ fn current(index: u32, now: &Observed) -> Result<Option<Option<Shaper>>, String>
     Ok(Some(match root.kind {
         TcKind::Cake(c) => Some(Shaper::Cake(c)),
         TcKind::Htb => {
-            let class = now.more.iter().find_map(|o| match o.kind {
+            let class = now.classes.iter().find_map(|o| match o.kind {
                 TcKind::HtbClass(r) if o.index == index && o.handle == CLASS => Some(r),
                 _ => None,
             });
@@ -283,101 +364,125 @@ fn shape(dev: &IfName, want: Shaper, now: Option<Option<Shaper>>, ops: &mut Vec<
 pub(crate) fn plan(p: &Profile, links: &[LinkInfo], now: &Observed) -> (Vec<Action>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    let index_of = |n: &IfName| links.iter().find(|l| &l.name == n).map(|l| l.state.index);
     let mut kept: Vec<IfName> = Vec::new();
-    let has = |i: usize| now.modules[i];
     for (dev, s) in sqm_wans(p) {
-        let refuse = |why: String| Action::Refused { dev: dev.clone(), why };
-        let Some(index) = index_of(dev) else { continue };
+        let Some(index) = links.iter().find(|l| &l.name == dev).map(|l| l.state.index) else { continue };
         // Kept even when refused below: a refusal applies nothing, and
         // takes nothing away either.
         kept.push(dev.clone());
         if s.ingress_kbit.is_some() {
             kept.push(ifb_name(dev));
         }
-        let cake = match s.qdisc {
-            SqmQdisc::Cake => true,
-            SqmQdisc::FqCodel => false,
-            SqmQdisc::Auto => has(CAKE) != Has::No,
-        };
-        if s.qdisc == SqmQdisc::Auto && !cake {
-            notes.push(format!("{dev}: sqm: the kernel has no sch_cake, so fq_codel under HTB shapes (qdisc = \"auto\")"));
-        }
-        if s.qdisc == SqmQdisc::Auto && has(CAKE) == Has::Unknown {
-            notes.push(format!("{dev}: sqm: no module list tells whether the kernel has sch_cake; cake is tried"));
-        }
-        let missing = if cake { [CAKE].as_slice() } else { [FQ_CODEL, HTB].as_slice() };
-        if let Some(m) = missing.iter().find(|i| has(**i) == Has::No) {
-            out.push(refuse(format!("qdisc = \"{}\": the kernel has no {}", if cake { "cake" } else { "fq_codel" }, MODULES[*m])));
-            continue;
-        }
-        if let Some(m) = DOWNLOAD.clone().find(|i| has(*i) == Has::No).filter(|_| s.ingress_kbit.is_some()) {
-            out.push(refuse(format!(
-                "ingress_kbit: the kernel has no {}, which shaping the download needs (drop ingress_kbit to shape the upload only)",
-                MODULES[m]
-            )));
-            continue;
-        }
-        let speed = now.speeds.iter().find(|(n, _)| n == dev).map(|(_, s)| *s);
-        let rates = [("egress_kbit", Some(s.egress_kbit.get_ref().0)), ("ingress_kbit", s.ingress_kbit.as_ref().map(|k| k.get_ref().0))];
-        if let Some((key, kbit, mbit)) =
-            rates.iter().find_map(|(k, r)| Some((*k, (*r)?, speed?)).filter(|(_, r, sp)| u64::from(*r) > u64::from(*sp) * 1000))
-        {
-            out.push(refuse(format!("{key} = {kbit} is above the link's speed, {mbit} Mb/s")));
-            continue;
-        }
-        let root = match current(index, now) {
-            Ok(c) => c,
-            Err(other) => {
-                out.push(refuse(format!("its root qdisc is {other}, which nasboot did not make, and is left alone")));
-                continue;
-            }
-        };
-        let mut ops = Vec::new();
-        if let Some(k) = &s.ingress_kbit {
-            let ifb = ifb_name(dev);
-            let link = links.iter().find(|l| l.name == ifb);
-            match link {
-                Some(l) if !is_our_ifb(l) => {
-                    out.push(refuse(format!("ingress_kbit: {ifb} exists and is not nasboot's")));
-                    continue;
-                }
-                Some(_) => {}
-                None => ops.push(Op::CreateIfb(ifb.clone())),
-            }
-            if !link.is_some_and(|l| l.state.up) {
-                ops.push(Op::Up(ifb.clone()));
-            }
-            let ifb_root = match link {
-                Some(l) => current(l.state.index, now).unwrap_or(Some(None)),
-                None => None,
-            };
-            shape(&ifb, shaper(s, k.get_ref().0, true, cake), ifb_root, &mut ops);
-            let ingress = now.qdiscs.iter().any(|q| q.index == index && q.parent == TC_H_INGRESS);
-            let redirected = link.is_some_and(|l| {
-                now.more.iter().any(|f| {
-                    f.index == index && f.prio == crate::sys::tc::REDIRECT_PRIO && f.kind == TcKind::U32 { redirect: Some(l.state.index) }
-                })
-            });
-            if !redirected {
-                if ingress {
-                    if link.is_none() {
-                        out.push(refuse(format!("ingress_kbit: {dev} has an ingress qdisc nasboot did not make")));
-                        continue;
-                    }
-                    // Ours, with its filter gone: made again.
-                    ops.push(Op::Tc(TcOp::Delete { dev: dev.clone(), parent: TC_H_INGRESS, handle: INGRESS_HANDLE }));
-                }
-                ops.push(Op::Tc(TcOp::Qdisc { dev: dev.clone(), parent: TC_H_INGRESS, handle: INGRESS_HANDLE, qdisc: Qdisc::Ingress }));
-                ops.push(Op::Tc(TcOp::Redirect { dev: dev.clone(), to: ifb.clone() }));
-            }
-        }
-        shape(dev, shaper(s, s.egress_kbit.get_ref().0, false, cake), root, &mut ops);
-        if !ops.is_empty() {
-            out.push(Action::Set { dev: dev.clone(), ops });
+        match wan(dev, index, s, links, now, &mut notes) {
+            Ok(ops) if ops.is_empty() => {}
+            Ok(ops) => out.push(Action::Set { dev: dev.clone(), ops }),
+            Err(why) => out.push(Action::Refused { dev: dev.clone(), why }),
         }
     }
-    // nasboot's shaping that the profile no longer asks for.
+    out.extend(unasked(links, &kept, now));
+    if let Some(e) = now.error.filter(|_| sqm_wans(p).count() > 0) {
+        let why = if e.0 == nix::libc::EOPNOTSUPP { " (qemu-user passes no traffic-control messages)" } else { "" };
+        notes.push(format!("cannot list the qdiscs (RTM_GETQDISC: {e}){why}; SQM is planned as if none were set"));
+    }
+    (out, notes)
+}
+
+/// One SQM WAN's changes (none when it is shaped as asked), or why its
+/// SQM cannot be set, naming the key.
+fn wan(dev: &IfName, index: u32, s: &Sqm, links: &[LinkInfo], now: &Observed, notes: &mut Vec<String>) -> Result<Vec<Op>, String> {
+    let cake = choose(dev, s, &now.modules, notes)?;
+    within_speed(s, now.speeds.iter().find(|(n, _)| n == dev).map(|(_, s)| *s))?;
+    let root = current(index, now).map_err(|other| format!("its root qdisc is {other}, which nasboot did not make, and is left alone"))?;
+    let mut ops = Vec::new();
+    if let Some(k) = &s.ingress_kbit {
+        download(dev, index, shaper(s, k.get_ref().0, true, cake), links, now, &mut ops)?;
+    }
+    shape(dev, shaper(s, s.egress_kbit.get_ref().0, false, cake), root, &mut ops);
+    Ok(ops)
+}
+
+/// Whether cake shapes `dev` (else fq_codel under HTB), with a note on
+/// what `qdisc = "auto"` chose; refused when the kernel has no module
+/// for the qdisc, or for shaping the download.
+fn choose(dev: &IfName, s: &Sqm, has: &Modules, notes: &mut Vec<String>) -> Result<bool, String> {
+    let cake = match s.qdisc {
+        SqmQdisc::Cake => true,
+        SqmQdisc::FqCodel => false,
+        SqmQdisc::Auto => has.get(Module::Cake) != Has::No,
+    };
+    if s.qdisc == SqmQdisc::Auto && !cake {
+        notes.push(format!("{dev}: sqm: the kernel has no sch_cake, so fq_codel under HTB shapes (qdisc = \"auto\")"));
+    }
+    if s.qdisc == SqmQdisc::Auto && has.get(Module::Cake) == Has::Unknown {
+        notes.push(format!("{dev}: sqm: no module list tells whether the kernel has sch_cake; cake is tried"));
+    }
+    let (qdisc, modules) = if cake { ("cake", Module::CAKE) } else { ("fq_codel", Module::FQ_CODEL_HTB) };
+    if let Some(m) = modules.iter().find(|m| has.get(**m) == Has::No) {
+        return Err(format!("qdisc = \"{qdisc}\": the kernel has no {}", m.module()));
+    }
+    if let Some(m) = Module::DOWNLOAD.iter().find(|m| has.get(**m) == Has::No).filter(|_| s.ingress_kbit.is_some()) {
+        return Err(format!(
+            "ingress_kbit: the kernel has no {}, which shaping the download needs (drop ingress_kbit to shape the upload only)",
+            m.module()
+        ));
+    }
+    Ok(cake)
+}
+
+/// Refused when a rate is above the link's speed (`mbit`, when the
+/// driver tells one).
+fn within_speed(s: &Sqm, mbit: Option<u32>) -> Result<(), String> {
+    let rates = [("egress_kbit", Some(s.egress_kbit.get_ref().0)), ("ingress_kbit", s.ingress_kbit.as_ref().map(|k| k.get_ref().0))];
+    match rates.iter().find_map(|(k, r)| Some((*k, (*r)?, mbit?)).filter(|(_, r, sp)| u64::from(*r) > u64::from(*sp) * 1000)) {
+        Some((key, kbit, mbit)) => Err(format!("{key} = {kbit} is above the link's speed, {mbit} Mb/s")),
+        None => Ok(()),
+    }
+}
+
+/// The changes that shape `dev`'s download with `want`: its IFB made
+/// and up, shaped, and fed by `dev`'s ingress qdisc through the redirect
+/// filter. Refused when the IFB or the ingress qdisc is another's.
+fn download(dev: &IfName, index: u32, want: Shaper, links: &[LinkInfo], now: &Observed, ops: &mut Vec<Op>) -> Result<(), String> {
+    let ifb = ifb_name(dev);
+    let link = links.iter().find(|l| l.name == ifb);
+    match link {
+        Some(l) if !is_our_ifb(l) => return Err(format!("ingress_kbit: {ifb} exists and is not nasboot's")),
+        Some(_) => {}
+        None => ops.push(Op::CreateIfb(ifb.clone())),
+    }
+    if !link.is_some_and(|l| l.state.up) {
+        ops.push(Op::Up(ifb.clone()));
+    }
+    let ifb_root = match link {
+        Some(l) => current(l.state.index, now).unwrap_or(Some(None)),
+        None => None,
+    };
+    shape(&ifb, want, ifb_root, ops);
+    let ingress = now.qdiscs.iter().any(|q| q.index == index && q.parent == TC_H_INGRESS);
+    let redirected = link.is_some_and(|l| {
+        now.filters
+            .iter()
+            .any(|f| f.index == index && f.prio == crate::sys::tc::REDIRECT_PRIO && f.kind == TcKind::U32 { redirect: Some(l.state.index) })
+    });
+    if !redirected {
+        if ingress {
+            if link.is_none() {
+                return Err(format!("ingress_kbit: {dev} has an ingress qdisc nasboot did not make"));
+            }
+            // Ours, with its filter gone: made again.
+            ops.push(Op::Tc(TcOp::Delete { dev: dev.clone(), parent: TC_H_INGRESS, handle: INGRESS_HANDLE }));
+        }
+        ops.push(Op::Tc(TcOp::Qdisc { dev: dev.clone(), parent: TC_H_INGRESS, handle: INGRESS_HANDLE, qdisc: Qdisc::Ingress }));
+        ops.push(Op::Tc(TcOp::Redirect { dev: dev.clone(), to: ifb }));
+    }
+    Ok(())
+}
+
+/// The steps that take away nasboot's shaping the profile no longer asks
+/// for, on every link not `kept`: its IFB (with the WAN's ingress qdisc
+/// that fed it), or its root qdisc.
+fn unasked(links: &[LinkInfo], kept: &[IfName], now: &Observed) -> Vec<Action> {
+    let mut out = Vec::new();
     for l in links {
         let ifb_kept = kept.contains(&l.name);
         let mut ops = Vec::new();
@@ -394,11 +499,7 @@ pub(crate) fn plan(p: &Profile, links: &[LinkInfo], now: &Observed) -> (Vec<Acti
             out.push(Action::Set { dev: l.name.clone(), ops });
         }
     }
-    if let Some(e) = now.error.filter(|_| sqm_wans(p).count() > 0) {
-        let why = if e.0 == nix::libc::EOPNOTSUPP { " (qemu-user passes no traffic-control messages)" } else { "" };
-        notes.push(format!("cannot list the qdiscs (RTM_GETQDISC: {e}){why}; SQM is planned as if none were set"));
-    }
-    (out, notes)
+    out
 }
 
 /// Carry out one step; on a refusal, take back what it had set.

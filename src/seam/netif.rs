@@ -236,9 +236,9 @@ pub trait Netif {
     /// SIOCSIFHWADDR (most drivers want the link down: EBUSY otherwise).
     fn set_mac(&mut self, name: &IfName, mac: [u8; 6]) -> io::Result<()>;
     /// Every interface's addresses, each with its interface index, in the
-    /// kernel's order (one RTM_GETADDR dump, both families: a dump costs
-    /// the emulated 24K some 2.7 ms, so the observation asks once for all
-    /// the profile's interfaces).
+    /// kernel's order (one RTM_GETADDR dump, both families: a dump is
+    /// costly on a slow board, so the observation asks once for all the
+    /// profile's interfaces).
     fn addresses(&mut self) -> io::Result<Vec<(u32, IpNet)>>;
     /// Add an address (RTM_NEWADDR; IPv4 gets its broadcast address).
     fn add_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()>;

@@ -8,8 +8,8 @@
 //! order.
 //!
 //! netlink-packet-route's message types are not used: its parsers link
-//! the decoders of every attribute of every kind the kernel knows (some
-//! 150 KiB on mips for links, 38 KB for routes) for the few read here.
+//! the decoders of every attribute of every kind the kernel knows, for
+//! the few read here, which the binary's size budget has no room for.
 
 /// Message types.
 pub(crate) const RTM_NEWLINK: u16 = 16;

@@ -64,11 +64,22 @@ const HTB_R2Q: u32 = 10;
 const TCA_U32_SEL: u16 = 5;
 const TCA_U32_ACT: u16 = 7;
 const TC_U32_TERMINAL: u8 = 1;
+/// The actions list nests each action under its order, from 1 (as
+/// iproute2's `tca_action_prio`, at most TCA_ACT_MAX_PRIO): nasboot's
+/// one action is the first.
+const TCA_ACT_FIRST: u16 = 1;
 const TCA_ACT_KIND: u16 = 1;
 const TCA_ACT_OPTIONS: u16 = 2;
 const TCA_MIRRED_PARMS: u16 = 2;
 const TC_ACT_STOLEN: u32 = 4;
 const TCA_EGRESS_REDIR: u32 = 1;
+// CAKE_ATM_* (pkt_sched.h): cake's framing.
+const CAKE_ATM_NONE: u32 = 0;
+const CAKE_ATM_ATM: u32 = 1;
+const CAKE_ATM_PTM: u32 = 2;
+// TC_LINKLAYER_* (pkt_sched.h): a rate's link layer.
+const TC_LINKLAYER_ETHERNET: u8 = 1;
+const TC_LINKLAYER_ATM: u8 = 2;
 /// The nanoseconds of one psched tick (PSCHED_SHIFT 6): HTB's buffers.
 const PSCHED_TICK_NS: u64 = 64;
 
@@ -85,9 +96,9 @@ pub enum Framing {
 impl Framing {
     fn cake(self) -> u32 {
         match self {
-            Framing::Ethernet => 0,
-            Framing::Atm => 1,
-            Framing::Ptm => 2,
+            Framing::Ethernet => CAKE_ATM_NONE,
+            Framing::Atm => CAKE_ATM_ATM,
+            Framing::Ptm => CAKE_ATM_PTM,
         }
     }
 }
@@ -210,10 +221,10 @@ pub(crate) fn qdisc(out: &mut Vec<u8>, index: u32, parent: u32, handle: u32, q: 
 }
 
 /// A `struct tc_ratespec`: cell_log u8, linklayer u8, overhead u16,
-/// cell_align i16, mpu u16, rate u32. The link layer (ETHERNET 1, ATM 2)
-/// tells the kernel that no rate table follows.
+/// cell_align i16, mpu u16, rate u32. A link layer given (not
+/// TC_LINKLAYER_UNAWARE) tells the kernel that no rate table follows.
 fn ratespec(out: &mut Vec<u8>, r: &HtbRate) {
-    out.extend_from_slice(&[0, if r.atm { 2 } else { 1 }]);
+    out.extend_from_slice(&[0, if r.atm { TC_LINKLAYER_ATM } else { TC_LINKLAYER_ETHERNET }]);
     out.extend_from_slice(&r.overhead.to_ne_bytes());
     out.extend_from_slice(&[0; 4]);
     out.extend_from_slice(&r.rate.to_ne_bytes());
@@ -257,7 +268,7 @@ pub(crate) fn redirect(out: &mut Vec<u8>, index: u32, to: u32) {
     sel.resize(32, 0);
     attr(out, TCA_U32_SEL, &sel);
     let acts = begin_nest(out, TCA_U32_ACT);
-    let first = begin_nest(out, 1);
+    let first = begin_nest(out, TCA_ACT_FIRST);
     attr_str(out, TCA_ACT_KIND, "mirred");
     let opts = begin_nest(out, TCA_ACT_OPTIONS);
     // struct tc_mirred: index, capab, action, refcnt, bindcnt, eaction,
@@ -295,8 +306,8 @@ pub(crate) fn object(payload: &[u8], class: bool) -> Option<TcObject> {
             rate: find(options, TCA_CAKE_BASE_RATE64).and_then(u64_value).unwrap_or(0),
             overhead: find(options, TCA_CAKE_OVERHEAD).and_then(u32_value).unwrap_or(0) as i32,
             framing: match find(options, TCA_CAKE_ATM).and_then(u32_value) {
-                Some(1) => Framing::Atm,
-                Some(2) => Framing::Ptm,
+                Some(CAKE_ATM_ATM) => Framing::Atm,
+                Some(CAKE_ATM_PTM) => Framing::Ptm,
                 _ => Framing::Ethernet,
             },
             ingress: find(options, TCA_CAKE_INGRESS).and_then(u32_value).is_some_and(|v| v != 0),
@@ -307,7 +318,7 @@ pub(crate) fn object(payload: &[u8], class: bool) -> Option<TcObject> {
             Kind::HtbClass(HtbRate {
                 rate: p.get(8..12).and_then(u32_value)?,
                 overhead: u16::from_ne_bytes([*p.get(2)?, *p.get(3)?]),
-                atm: *p.get(1)? == 2,
+                atm: *p.get(1)? == TC_LINKLAYER_ATM,
             })
         }
         "htb" => Kind::Htb,

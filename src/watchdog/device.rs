@@ -337,8 +337,8 @@ impl Device {
 
     /// WDIOC_SETTIMEOUT, stepping through [`KNOWN_TIMEOUTS`] on EINVAL.
     /// The request is asked as it is first; only when the driver refuses
-    /// it are its limits read (`files`: from sysfs, two files that cost
-    /// some 3 ms of a boot on the emulated 24K) and the request clamped to
+    /// it are its limits read (`files`: from sysfs, two files that a slow
+    /// board's boot pays for: scripts/bench-boot) and the request clamped to
     /// them: the kernel's watchdog core refuses a timeout outside them
     /// with EINVAL, so a request within them is taken without the reads.
     /// Returns the timeout in use (as the driver wrote it back), or None

@@ -14,10 +14,10 @@
 //! i64. Date-times are recognised and kept as such, without their value:
 //! no profile key takes one.
 //!
-//! Why not the crate: its parser was 48 KiB of the mips binary (the toml
-//! crates' 53 KB of symbols against this module's 18), and the router's
-//! boot on the emulated 24K is 4 ms shorter without it
-//! (scripts/figures-history.md, "What tree ff32f1d's stop cut").
+//! Why not the crate: its parser is several times this module's code in
+//! the mips binary, which must stay within its size budget (`scripts/build`
+//! prints it), and parsing the profile is on the boot's path
+//! (scripts/bench-boot).
 //!
 //! A refused document gives one error, the first, at the byte where it
 //! is found, worded for a person (`config::parse` adds the file, line,

@@ -224,3 +224,13 @@ fn modules_are_found_where_distributions_install_them() {
     let (_, notes) = lines(&p, &mut b);
     assert_eq!(notes, ["eth1: sqm: no module list tells whether the kernel has sch_cake; cake is tried"]);
 }
+
+#[test]
+fn every_module_is_listed_once_with_a_file_of_its_own() {
+    use super::Module;
+    let mut files: Vec<&str> = Module::ALL.iter().map(|m| m.module()).collect();
+    files.sort_unstable();
+    files.dedup();
+    assert_eq!(files.len(), Module::ALL.len(), "{files:?}");
+    assert!(Module::DOWNLOAD.iter().chain(Module::CAKE).chain(Module::FQ_CODEL_HTB).all(|m| Module::ALL.contains(m)));
+}

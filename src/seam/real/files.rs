@@ -36,9 +36,9 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 /// allows: open, the reads, close. `fs::read` and `File::read_to_end` also
 /// stat the file to size the buffer, and start a file that reports size 0
 /// (every /proc and /sys file) with a 32-byte probe read; most of what
-/// nasboot reads is such a file, and on the emulated 24K each system call
-/// is a measurable part of the observation (scripts/README.md, "Boot to
-/// protected"). A new buffer gets 1 KiB of room for the first read, enough
+/// nasboot reads is such a file, and on a slow board each system call is
+/// a measurable part of the observation (scripts/bench-boot). A new
+/// buffer gets 1 KiB of room for the first read, enough
 /// for the /proc and /sys values; a full buffer doubles.
 ///
 /// A sysctl (/proc/sys) or sysfs attribute (/sys) gives its whole value to

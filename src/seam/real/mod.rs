@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 /// 16 KiB, what the kernel expects a dump's reader to offer
 /// (`netlink_dump`: "as large as max(min_dump_alloc, 16KiB)"). The kernel
 /// sizes each datagram of a dump to the largest buffer the reader has
-/// offered, up to 32 KiB: a 64 KiB buffer had every dump's datagrams
-/// allocated at 32 KiB, some 0.5 ms more a dump on the emulated 24K
-/// (scripts/README.md, "What one operation costs"), and, being over 16
-/// KiB, a mapping of its own (`heap.rs`). A datagram cut short by a
+/// offered, up to 32 KiB: a larger buffer would have every dump's
+/// datagrams allocated at 32 KiB, more kernel work a dump on a slow board
+/// (scripts/bench-boot), and, being over 16 KiB, a mapping of its own
+/// (`heap.rs`). A datagram cut short by a
 /// smaller buffer would read as a malformed reply, never as a success.
 /// It is reserved, never zeroed: only the pages a reply is written to
-/// are touched (a page a process touches first is a page fault, some
-/// 0.5 ms of guest time on the emulated 24K).
+/// are touched (a page a process touches first is a page fault, slow on
+/// a slow board).
 pub(crate) const RECV_BUF: usize = 16 * 1024;
 
 /// Where the board's file system is: `/`, or the `--root` directory.

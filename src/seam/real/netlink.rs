@@ -28,8 +28,8 @@ use super::RECV_BUF;
 // Message types (include/uapi/linux/netlink.h, rtnetlink.h). Only the
 // link, address and route messages are built and parsed, by hand: the
 // parsers of netlink-packet-route cover every attribute of every
-// rtnetlink family (its route attributes alone, with MPLS, lwtunnel and
-// multipath, were some 38 KB on mips) for the five attributes read here.
+// rtnetlink family (its route attributes alone bring MPLS, lwtunnel and
+// multipath) for the five attributes read here.
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
 const RTM_NEWADDR: u16 = 20;

@@ -28,8 +28,8 @@ use crate::seam::{Cmd, Output, Runner};
 const CHUNK: usize = 8192;
 /// First and longest nap while waiting for a child that closed its outputs
 /// but has not exited yet. An exiting child closes its pipes a moment
-/// before it can be reaped; a first nap of 1 ms instead of 100 µs doubled
-/// the time to run `true` (measured on the build host).
+/// before it can be reaped, so the first nap is short: it bounds the time
+/// every short command takes (scripts/bench-net times them).
 const FIRST_NAP: Duration = Duration::from_micros(100);
 const MAX_NAP: Duration = Duration::from_millis(50);
 

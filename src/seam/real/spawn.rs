@@ -2,8 +2,8 @@
 //! runner (`posix_spawnp` with pipes) and for the watchdog hand-over
 //! (`execvpe` with one variable added to the environment), step for step as
 //! the pinned std does it, with none of its general machinery (its
-//! environment map, fork/exec fallback and pidfd support were some 20 KB
-//! on a board). Never a shell.
+//! environment map, fork/exec fallback and pidfd support, which the
+//! binary's size budget has no room for). Never a shell.
 //!
 //! What std does and this keeps: argv[0] is the program as given; a NUL
 //! byte in the program or an argument is refused before anything else

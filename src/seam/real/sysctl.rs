@@ -36,8 +36,9 @@ pub(crate) fn proc_path(key: &str) -> String {
 impl Sysctl for RealSysctl {
     fn get(&mut self, key: &str) -> io::Result<String> {
         // The running kernel's release is uname(2)'s: one system call where
-        // the file takes an open, two reads and a close (0.85 ms on the
-        // emulated 24K). Under `--root` the file there is read, as for
+        // the file takes an open, two reads and a close (system calls are
+        // slow on a slow board: scripts/bench-boot). Under `--root` the
+        // file there is read, as for
         // every key: the release of the board image, not of this kernel.
         if key == "kernel.osrelease" && !self.files.relocated() {
             return crate::sys::kernel_release().ok_or_else(io::Error::last_os_error);
