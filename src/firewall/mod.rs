@@ -90,7 +90,7 @@
 //! router's settled apply a fifth cheaper, and kept its flowtable's
 //! offloaded flows: scripts/figures-history.md, "what two changes bought"): the batch
 //! seals the table with its own digest, the ruleset generation its commit
-//! makes and its hook devices ([`netlink::Seal`]), and the observation
+//! makes and its hook devices ([`seal::Seal`]), and the observation
 //! finds the rule set loaded as
 //! it was when the table carries the digest of the batch the plan would
 //! send, the kernel is still at that generation (every commit moves it
@@ -132,6 +132,7 @@ pub(crate) mod native;
 pub(crate) mod netlink;
 pub(crate) mod nft;
 pub(crate) mod rules;
+pub(crate) mod seal;
 
 #[cfg(test)]
 mod tests;

@@ -1029,11 +1029,11 @@ fn native_board() -> FakeBoard {
 type Dumped = Vec<(crate::seam::nftables::TableId, Vec<(u8, Vec<u8>)>)>;
 
 fn as_dumped(b: &FakeBoard) -> Dumped {
-    use crate::sys::nftnl::{each_attr, Order, NEWSET, NEWSETELEM, SET_ELEM_LIST_SET_ID, SET_ID};
+    use crate::sys::nftnl::{each_attr, Order, NFTA_SET_ELEM_LIST_SET_ID, NFTA_SET_ID, NFT_MSG_NEWSET, NFT_MSG_NEWSETELEM};
     let strip = |kind: u8, attrs: &[u8]| {
         let drop = match kind {
-            NEWSET => SET_ID,
-            NEWSETELEM => SET_ELEM_LIST_SET_ID,
+            NFT_MSG_NEWSET => NFTA_SET_ID,
+            NFT_MSG_NEWSETELEM => NFTA_SET_ELEM_LIST_SET_ID,
             _ => return attrs.to_vec(),
         };
         let mut out = Vec::new();
@@ -1054,9 +1054,10 @@ fn as_dumped(b: &FakeBoard) -> Dumped {
         .iter()
         .map(|(t, objs)| {
             let mut sets: Vec<(u8, Vec<u8>)> =
-                objs.iter().filter(|(k, _)| matches!(*k, NEWSET | NEWSETELEM)).map(|(k, a)| (*k, strip(*k, a))).collect();
+                objs.iter().filter(|(k, _)| matches!(*k, NFT_MSG_NEWSET | NFT_MSG_NEWSETELEM)).map(|(k, a)| (*k, strip(*k, a))).collect();
             sets.sort();
-            let mut rest: Vec<(u8, Vec<u8>)> = objs.iter().filter(|(k, _)| !matches!(*k, NEWSET | NEWSETELEM)).cloned().collect();
+            let mut rest: Vec<(u8, Vec<u8>)> =
+                objs.iter().filter(|(k, _)| !matches!(*k, NFT_MSG_NEWSET | NFT_MSG_NEWSETELEM)).cloned().collect();
             rest.extend(sets);
             (t.clone(), rest)
         })
@@ -1069,14 +1070,14 @@ fn netlink_loads_one_batch_and_replaces_only_nasboots_tables() {
     b.netif.add("eth0", 2);
     b.netif.add("eth1", 3);
     let other = (crate::sys::nftnl::NFPROTO_INET, "fw4".to_string());
-    b.nft.tables.insert(other.clone(), vec![(crate::sys::nftnl::NEWCHAIN, vec![1, 2, 3, 4])]);
+    b.nft.tables.insert(other.clone(), vec![(crate::sys::nftnl::NFT_MSG_NEWCHAIN, vec![1, 2, 3, 4])]);
     let a = plan_on(&mut b, "forward = true");
     assert!(a.to_string().contains(" through netlink"), "{a}");
     super::apply(&a, &mut b.seams()).unwrap();
     assert_eq!(b.effects(), ["nf_tables commit 48 messages", "sysctl net.ipv4.ip_forward=1", "sysctl net.ipv6.conf.all.forwarding=1"]);
     let tables: Vec<_> = b.nft.tables.keys().map(|(f, n)| (*f, n.as_str())).collect();
     assert_eq!(tables, [(1, "fw4"), (1, "nasboot"), (2, "nasboot_nat")]);
-    assert_eq!(b.nft.tables[&other], [(crate::sys::nftnl::NEWCHAIN, vec![1, 2, 3, 4])], "another table is left alone");
+    assert_eq!(b.nft.tables[&other], [(crate::sys::nftnl::NFT_MSG_NEWCHAIN, vec![1, 2, 3, 4])], "another table is left alone");
     // The batch is the emitter's, byte for byte, sealed with the
     // generation its commit made.
     let Action::Load { rules, .. } = &a;
@@ -1166,8 +1167,8 @@ fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
             .iter()
             .position(|(k, a)| {
                 let mut devs = 0;
-                netlink::hooked(*k, a, crate::sys::nftnl::Order::HOST, &mut devs);
-                devs == netlink::hook_device("nasboot", "wan_in0", "eth0")
+                seal::hooked(*k, a, crate::sys::nftnl::Order::HOST, &mut devs);
+                devs == seal::hook_device("nasboot", "wan_in0", "eth0")
             })
             .expect("the WAN's ingress chain")
     };
@@ -1198,10 +1199,10 @@ fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
         assert_eq!(apply_then_plan(&mut b, ingress), []);
         let id = (crate::sys::nftnl::NFPROTO_INET, "nasboot".to_string());
         let mut w = crate::sys::nftnl::Writer::new(crate::sys::nftnl::Order::HOST, 1);
-        w.msg(crate::sys::nftnl::NEWTABLE, 1, 0);
-        w.put_str(crate::sys::nftnl::TABLE_NAME, "nasboot");
+        w.msg(crate::sys::nftnl::NFT_MSG_NEWTABLE, 1, 0);
+        w.put_str(crate::sys::nftnl::NFTA_TABLE_NAME, "nasboot");
         if !udata.is_empty() {
-            w.put(crate::sys::nftnl::TABLE_USERDATA, udata);
+            w.put(crate::sys::nftnl::NFTA_TABLE_USERDATA, udata);
         }
         let msg = w.finish().bytes;
         b.nft.table_attrs.insert(id, msg[crate::sys::nftnl::NLMSG_HDRLEN + crate::sys::nftnl::NFGENMSG_LEN..].to_vec());
@@ -1245,14 +1246,15 @@ fn the_seal_is_the_digest_without_sequence_numbers_and_the_next_generation() {
         b.seal(7);
         let mut seals = Vec::new();
         crate::sys::nftnl::messages(&b.sent, order, &mut |kind, attrs| {
-            if let (crate::sys::nftnl::NEWTABLE, Some(u)) = (kind, crate::sys::nftnl::find(attrs, order, crate::sys::nftnl::TABLE_USERDATA))
+            if let (crate::sys::nftnl::NFT_MSG_NEWTABLE, Some(u)) =
+                (kind, crate::sys::nftnl::find(attrs, order, crate::sys::nftnl::NFTA_TABLE_USERDATA))
             {
-                seals.push(netlink::Seal::read(u));
+                seals.push(seal::Seal::read(u));
             }
         });
         let hook_devices = a.hook_devices();
-        assert_eq!(seals, [Some(netlink::Seal { digest: a.digest(), generation: 7, hook_devices })], "in the first table only");
-        let ft = |dev| netlink::hook_device("nasboot", "ft", dev);
+        assert_eq!(seals, [Some(seal::Seal { digest: a.digest(), generation: 7, hook_devices })], "in the first table only");
+        let ft = |dev| seal::hook_device("nasboot", "ft", dev);
         assert_eq!(a.hook_devices(), ft("eth0").wrapping_add(ft("eth1")));
         assert_eq!(a.hook_devices_sent(order), a.hook_devices(), "as a dump of the loaded tables reads them");
         assert_ne!(ft("eth0"), ft("eth1"));
