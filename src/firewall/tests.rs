@@ -4,6 +4,8 @@
 //!
 //! Regenerate the golden files with `NASBOOT_BLESS=1 cargo test --lib firewall`.
 
+mod batch_text;
+
 use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
@@ -14,6 +16,7 @@ use crate::config::parse_bytes;
 use crate::exit::ExitStatus;
 use crate::seam::fake::FakeBoard;
 use crate::seam::Output;
+use batch_text::batch_text;
 
 const IFACES: &str =
     "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
@@ -888,95 +891,6 @@ fn a_saved_rule_set_without_its_final_newline_is_completed_on_a_line_of_its_own(
     let mut out = String::new();
     crate::firewall::load::complete("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT", "*filter\n*raw\n", &mut out);
     assert!(out.starts_with("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n*raw\n"), "{out}");
-}
-
-/// One batch as text, a line per message: its type, family and flags,
-/// then its attributes, nested ones in braces, values in hex (strings
-/// quoted), the headers read in `order`. The golden form of the netlink
-/// emitter's output.
-fn batch_text(bytes: &[u8], order: crate::sys::nftnl::Order) -> String {
-    use crate::sys::nftnl::Order;
-    let u16_at = |b: &[u8], i: usize| match order {
-        Order::Little => u16::from_le_bytes([b[i], b[i + 1]]),
-        Order::Big => u16::from_be_bytes([b[i], b[i + 1]]),
-    };
-    let u32_at = |b: &[u8], i: usize| match order {
-        Order::Little => u32::from_le_bytes(b[i..i + 4].try_into().unwrap()),
-        Order::Big => u32::from_be_bytes(b[i..i + 4].try_into().unwrap()),
-    };
-    fn attrs(b: &[u8], out: &mut String, u16_at: &dyn Fn(&[u8], usize) -> u16) {
-        let mut i = 0;
-        while i + 4 <= b.len() {
-            let (len, kind) = (usize::from(u16_at(b, i)), u16_at(b, i + 2));
-            let v = &b[i + 4..i + len];
-            if i > 0 {
-                out.push(' ');
-            }
-            if kind & 0x8000 != 0 {
-                out.push_str(&format!("{}:{{", kind & 0x3fff));
-                attrs(v, out, u16_at);
-                out.push('}');
-            } else if v.len() > 1 && v.last() == Some(&0) && v[..v.len() - 1].iter().all(|c| c.is_ascii_graphic() || *c == b' ') {
-                out.push_str(&format!("{kind}=\"{}\"", String::from_utf8_lossy(&v[..v.len() - 1])));
-            } else {
-                out.push_str(&format!("{kind}="));
-                v.iter().for_each(|c| out.push_str(&format!("{c:02x}")));
-            }
-            i += (len + 3) & !3;
-        }
-    }
-    const NAMES: [&str; 24] = [
-        "NEWTABLE",
-        "GETTABLE",
-        "DELTABLE",
-        "NEWCHAIN",
-        "GETCHAIN",
-        "DELCHAIN",
-        "NEWRULE",
-        "GETRULE",
-        "DELRULE",
-        "NEWSET",
-        "GETSET",
-        "DELSET",
-        "NEWSETELEM",
-        "GETSETELEM",
-        "DELSETELEM",
-        "NEWGEN",
-        "GETGEN",
-        "TRACE",
-        "NEWOBJ",
-        "GETOBJ",
-        "DELOBJ",
-        "GETOBJ_RESET",
-        "NEWFLOWTABLE",
-        "GETFLOWTABLE",
-    ];
-    let mut out = String::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let b = &bytes[at..];
-        let len = u32_at(b, 0) as usize;
-        let (kind, flags) = (u16_at(b, 4), u16_at(b, 6));
-        let name = match kind {
-            0x10 => "BATCH_BEGIN".to_string(),
-            0x11 => "BATCH_END".to_string(),
-            k => NAMES.get(usize::from(k & 0xff)).map_or(format!("{k:#x}"), |n| n.to_string()),
-        };
-        let family = match b[16] {
-            0 => "unspec",
-            1 => "inet",
-            2 => "ip",
-            _ => "?",
-        };
-        out.push_str(&format!("{name} {family} flags={flags:#x} res_id={:02x}{:02x}", b[18], b[19]));
-        if len > 20 {
-            out.push_str(" | ");
-            attrs(&b[20..len], &mut out, &u16_at);
-        }
-        out.push('\n');
-        at += (len + 3) & !3;
-    }
-    out
 }
 
 /// Every golden rule set, as the nftables goldens have them.
