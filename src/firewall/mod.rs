@@ -155,10 +155,13 @@ pub(crate) use error::{Error, Then};
 use iptables::Leftovers;
 use model::{Ifaces, Kind, Model};
 
-/// A rendered rule set. For iptables the text holds two files, IPv4 then
-/// IPv6 from `v6_at`; for nftables one file (the `inet` family covers both).
+/// A rule set rendered for a backend, ready to load: its text and, for the
+/// netlink loader, its native form ([`rules::Ruleset`] is the nftables rule
+/// set as data, before it is rendered). For iptables the text holds two
+/// files, IPv4 then IPv6 from `v6_at`; for nftables one file (the `inet`
+/// family covers both).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RuleSet {
+pub(crate) struct Loadable {
     pub backend: Backend,
     pub text: String,
     pub v6_at: usize,
@@ -174,15 +177,16 @@ pub(crate) struct RuleSet {
 /// An nftables rule set as the netlink loader takes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Native {
-    /// None (iptables).
-    None,
+    /// No native form: the text is what loads (iptables, or a copy nft
+    /// listed as text).
+    TextOnly,
     /// nasboot's own rules, encoded at load (`netlink.rs`).
     Rules(Box<rules::Ruleset>),
     /// What was loaded before, as the kernel dumped it (`--confirm`).
     Saved(crate::sys::nftnl::Sent),
 }
 
-impl RuleSet {
+impl Loadable {
     /// The nftables file, or the iptables-restore (IPv4) file.
     pub(crate) fn v4(&self) -> &str {
         &self.text[..self.v6_at]
@@ -194,44 +198,44 @@ impl RuleSet {
 }
 
 /// Render the model for a backend. Pure.
-pub(crate) fn render(m: &Model, backend: Backend, now: &Observed) -> RuleSet {
+pub(crate) fn render(m: &Model, backend: Backend, now: &Observed) -> Loadable {
     let mut text = String::with_capacity(2048);
     match backend {
         Backend::Nftables => nft_rule_set(rules::build(m), text, now.via),
         Backend::Iptables => {
             let v6_at = iptables::render(m, now.left4, now.left6, &mut text).expect("writing to a String");
-            RuleSet { backend, text, v6_at, noflush: true, native: Native::None, via: now.via }
+            Loadable { backend, text, v6_at, noflush: true, native: Native::TextOnly, via: now.via }
         }
     }
 }
 
 /// An nftables rule set: its text, and the rules for the netlink loader.
-fn nft_rule_set(rs: rules::Ruleset, mut text: String, via: Via) -> RuleSet {
+fn nft_rule_set(rs: rules::Ruleset, mut text: String, via: Via) -> Loadable {
     nft::render(&rs, &mut text).expect("writing to a String");
-    RuleSet { backend: Backend::Nftables, v6_at: text.len(), text, noflush: true, native: Native::Rules(Box::new(rs)), via }
+    Loadable { backend: Backend::Nftables, v6_at: text.len(), text, noflush: true, native: Native::Rules(Box::new(rs)), via }
 }
 
 /// The fallback rule set: loopback and `lan` accepted, all else dropped.
-pub(crate) fn fallback(lan: &Ifaces, backend: Backend, via: Via) -> RuleSet {
+pub(crate) fn fallback(lan: &Ifaces, backend: Backend, via: Via) -> Loadable {
     let mut text = String::with_capacity(512);
     match backend {
         Backend::Nftables => nft_rule_set(rules::fallback(lan), text, via),
         Backend::Iptables => {
             let v6_at = iptables::render_fallback(lan, &mut text).expect("writing to a String");
-            RuleSet { backend, text, v6_at, noflush: true, native: Native::None, via }
+            Loadable { backend, text, v6_at, noflush: true, native: Native::TextOnly, via }
         }
     }
 }
 
 /// The emergency rule set, for a profile that cannot be read (see the
 /// module documentation).
-pub(crate) fn emergency(backend: Backend, via: Via) -> RuleSet {
+pub(crate) fn emergency(backend: Backend, via: Via) -> Loadable {
     let mut text = String::with_capacity(512);
     match backend {
         Backend::Nftables => nft_rule_set(rules::emergency(), text, via),
         Backend::Iptables => {
             let v6_at = iptables::render_emergency(&mut text).expect("writing to a String");
-            RuleSet { backend, text, v6_at, noflush: true, native: Native::None, via }
+            Loadable { backend, text, v6_at, noflush: true, native: Native::TextOnly, via }
         }
     }
 }
@@ -240,7 +244,7 @@ pub(crate) fn emergency(backend: Backend, via: Via) -> RuleSet {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Action {
     Load {
-        rules: RuleSet,
+        rules: Loadable,
         /// The LAN interfaces the fallback accepts; None for the `off`
         /// profile, which needs no fallback.
         fallback_lan: Option<Ifaces>,
@@ -261,7 +265,7 @@ pub(crate) enum Action {
 /// chose, and what it is, for the log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Instead {
-    pub rules: RuleSet,
+    pub rules: Loadable,
     /// What it is, for the log: "the input chain instead (hook = \"auto\")".
     pub what: &'static str,
 }

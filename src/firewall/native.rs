@@ -16,7 +16,7 @@ use std::fmt;
 
 use super::load::LoadError;
 use super::netlink::{self, Origin};
-use super::rules::{Family, Ruleset, FILTER_TABLE, NAT_TABLE};
+use super::rules::{Ruleset, TableFamily, FILTER_TABLE, NAT_TABLE};
 use super::seal;
 use crate::seam::nftables::{CommitError, Tables};
 use crate::seam::Seams;
@@ -196,8 +196,8 @@ pub(crate) fn load_saved(saved: &Sent, seams: &mut Seams<'_>) -> Result<(), Load
 pub(crate) fn save(seams: &mut Seams<'_>) -> Result<Sent, LoadError> {
     let tables = seams.nft.tables().map_err(LoadError::Netlink)?.ids;
     let mut w = Writer::batch(Order::HOST, seams.nft.next_seq());
-    for (family, name) in [(Family::Inet, FILTER_TABLE), (Family::Ip, NAT_TABLE)] {
-        let fam = if family == Family::Inet { nl::NFPROTO_INET } else { nl::NFPROTO_IPV4 };
+    for (family, name) in [(TableFamily::Inet, FILTER_TABLE), (TableFamily::Ip, NAT_TABLE)] {
+        let fam = if family == TableFamily::Inet { nl::NFPROTO_INET } else { nl::NFPROTO_IPV4 };
         let exists = tables.iter().any(|(f, n)| *f == fam && n == name);
         let kinds: &[u8] = if exists {
             &[nl::NFT_MSG_NEWTABLE, nl::NFT_MSG_DELTABLE, nl::NFT_MSG_NEWTABLE]

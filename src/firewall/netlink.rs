@@ -16,7 +16,10 @@
 //! rules. The encoding itself is `crate::sys::nftnl`'s.
 
 use super::modules::{Module, Modules};
-use super::rules::{Base, Family, Hook, Item, PortMatch, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_BURST, LOG_PREFIX};
+use super::rules::{
+    Base, Chain, Hook, Icmp, Instance, Item, Names, PortMatch, Replace, Rule, Ruleset, Set, TableFamily, Verdict, FLOWTABLE, L4, LOG_BURST,
+    LOG_PREFIX,
+};
 use super::seal::{self, hook_device, SEAL_LEN, SEAL_TYPE};
 use crate::config::firewall::Proto;
 use crate::config::types::{IfName, IpNet};
@@ -117,10 +120,10 @@ impl Encoded {
     }
 }
 
-fn nfproto(f: Family) -> u8 {
+fn nfproto(f: TableFamily) -> u8 {
     match f {
-        Family::Inet => nl::NFPROTO_INET,
-        Family::Ip => nl::NFPROTO_IPV4,
+        TableFamily::Inet => nl::NFPROTO_INET,
+        TableFamily::Ip => nl::NFPROTO_IPV4,
     }
 }
 
@@ -181,6 +184,27 @@ struct Deps {
     l4: Option<u8>,
 }
 
+/// The table whose rules are being written.
+struct TableCx<'t> {
+    rs: &'t Ruleset,
+    family: TableFamily,
+    name: &'t str,
+    /// The batch id of the table's named set of that name.
+    named: &'t dyn Fn(&str) -> u32,
+}
+
+/// One rule being lowered: what its items read, and what it has written.
+struct RuleCx<'r> {
+    rs: &'r Ruleset,
+    /// The LAN interface or port forward the rule stands for.
+    of: Instance,
+    family: TableFamily,
+    /// The ids of the rule's anonymous sets, in the order it looks them up.
+    ids: std::vec::IntoIter<u32>,
+    named: &'r dyn Fn(&str) -> u32,
+    deps: Deps,
+}
+
 impl Enc {
     fn order(&self) -> Order {
         self.w.order()
@@ -192,6 +216,8 @@ impl Enc {
         self.w.expr(e);
     }
 
+    /// Table `ti`, replaced: created empty, deleted, then, with a body,
+    /// defined again with its chains, named sets, flowtable and rules.
     fn table(&mut self, rs: &Ruleset, ti: usize, t: &Replace) {
         let fam = nfproto(t.family);
         for kind in [nl::NFT_MSG_NEWTABLE, nl::NFT_MSG_DELTABLE] {
@@ -213,56 +239,74 @@ impl Enc {
         }
         self.origins.push((seq, Origin::Table { table: ti }));
         for (ci, c) in body.chains.iter().enumerate() {
-            let seq = self.w.msg(nl::NFT_MSG_NEWCHAIN, fam, nl::NLM_F_CREATE);
-            self.w.put_str(nl::NFTA_CHAIN_TABLE, t.name);
-            self.w.put_str(nl::NFTA_CHAIN_NAME, &c.name);
-            if let Some(b) = &c.base {
-                self.base(b);
-                if let Hook::Ingress(dev) = &b.hook {
-                    self.hooks = self.hooks.wrapping_add(hook_device(t.name, &c.name, dev.as_str()));
-                }
-            }
+            let seq = self.chain(t.name, fam, c);
             self.origins.push((seq, Origin::Chain { table: ti, chain: ci }));
         }
         let first_named = self.set_id + 1;
         for (si, s) in body.sets.iter().enumerate() {
-            self.set_id += 1;
-            let u = nl::udata_key(self.order(), nl::BYTEORDER_BIG_ENDIAN, &[]);
-            let seq = self.new_set(fam, t.name, s.name, nl::TYPE_INET_SERVICE, PORT_LEN, None, &u);
-            self.origins.push((seq, Origin::Set { table: ti, set: si }));
-            let keys = port_keys(&s.ports);
-            let seq = self.elements(fam, t.name, s.name, PORT_LEN as usize, &keys, &[]);
-            self.origins.push((seq, Origin::Set { table: ti, set: si }));
+            for seq in self.named_set(t.name, fam, s) {
+                self.origins.push((seq, Origin::Set { table: ti, set: si }));
+            }
         }
         if body.flowtable {
-            let seq = self.w.msg(nl::NFT_MSG_NEWFLOWTABLE, fam, nl::NLM_F_CREATE);
-            // The flowtable type of the family; nasboot's is in its inet table.
-            if fam == nl::NFPROTO_INET {
-                self.modules = self.modules.with(Module::NfFlowTableInet);
-            }
-            self.w.put_str(nl::NFTA_FLOWTABLE_TABLE, t.name);
-            self.w.put_str(nl::NFTA_FLOWTABLE_NAME, FLOWTABLE);
-            let h = self.w.nest(nl::NFTA_FLOWTABLE_HOOK);
-            self.w.put_be32(nl::NFTA_FLOWTABLE_HOOK_NUM, 0);
-            self.w.put_be32(nl::NFTA_FLOWTABLE_HOOK_PRIORITY, 0);
-            let d = self.w.nest(nl::NFTA_FLOWTABLE_HOOK_DEVS);
-            // nft sends the devices in the reverse of the file's order.
-            for dev in rs.wan.iter().rev().chain(rs.lan.iter().rev()) {
-                self.w.put_str(nl::NFTA_DEVICE_NAME, dev.as_str());
-                self.hooks = self.hooks.wrapping_add(hook_device(t.name, FLOWTABLE, dev.as_str()));
-            }
-            self.w.end(d);
-            self.w.end(h);
-            self.w.put_be32(nl::NFTA_FLOWTABLE_FLAGS, 0);
+            let seq = self.flowtable(rs, t.name, fam);
             self.origins.push((seq, Origin::Flowtable { table: ti }));
         }
+        let named = |name: &str| body.sets.iter().position(|s| s.name == name).map_or(0, |i| first_named + i as u32);
+        let tcx = TableCx { rs, family: t.family, name: t.name, named: &named };
         for (ci, c) in body.chains.iter().enumerate() {
             for (ri, r) in c.rules.iter().enumerate() {
-                let named = |name: &str| body.sets.iter().position(|s| s.name == name).map_or(0, |i| first_named + i as u32);
-                let seq = self.rule(rs, t.family, t.name, &c.name, r, &named);
+                let seq = self.rule(&tcx, &c.name, r);
                 self.origins.push((seq, Origin::Rule { table: ti, chain: ci, rule: ri }));
             }
         }
+    }
+
+    /// NEWCHAIN, with its hook if it is a base chain.
+    fn chain(&mut self, table: &str, fam: u8, c: &Chain) -> u32 {
+        let seq = self.w.msg(nl::NFT_MSG_NEWCHAIN, fam, nl::NLM_F_CREATE);
+        self.w.put_str(nl::NFTA_CHAIN_TABLE, table);
+        self.w.put_str(nl::NFTA_CHAIN_NAME, &c.name);
+        if let Some(b) = &c.base {
+            self.base(b);
+            if let Hook::Ingress(dev) = &b.hook {
+                self.hooks = self.hooks.wrapping_add(hook_device(table, &c.name, dev.as_str()));
+            }
+        }
+        seq
+    }
+
+    /// A named set of ports: NEWSET, then NEWSETELEM.
+    fn named_set(&mut self, table: &str, fam: u8, s: &Set) -> [u32; 2] {
+        self.set_id += 1;
+        let u = nl::udata_key(self.order(), nl::BYTEORDER_BIG_ENDIAN, &[]);
+        let set = self.new_set(fam, table, s.name, nl::TYPE_INET_SERVICE, PORT_LEN, None, &u);
+        let keys = port_keys(&s.ports);
+        [set, self.elements(fam, table, s.name, PORT_LEN as usize, &keys, &[])]
+    }
+
+    /// NEWFLOWTABLE over the LAN and WAN devices, on the ingress hook.
+    fn flowtable(&mut self, rs: &Ruleset, table: &str, fam: u8) -> u32 {
+        let seq = self.w.msg(nl::NFT_MSG_NEWFLOWTABLE, fam, nl::NLM_F_CREATE);
+        // The flowtable type of the family; nasboot's is in its inet table.
+        if fam == nl::NFPROTO_INET {
+            self.modules = self.modules.with(Module::NfFlowTableInet);
+        }
+        self.w.put_str(nl::NFTA_FLOWTABLE_TABLE, table);
+        self.w.put_str(nl::NFTA_FLOWTABLE_NAME, FLOWTABLE);
+        let h = self.w.nest(nl::NFTA_FLOWTABLE_HOOK);
+        self.w.put_be32(nl::NFTA_FLOWTABLE_HOOK_NUM, nl::NF_NETDEV_INGRESS);
+        self.w.put_be32(nl::NFTA_FLOWTABLE_HOOK_PRIORITY, 0);
+        let d = self.w.nest(nl::NFTA_FLOWTABLE_HOOK_DEVS);
+        // nft sends the devices in the reverse of the file's order.
+        for dev in rs.wan.iter().rev().chain(rs.lan.iter().rev()) {
+            self.w.put_str(nl::NFTA_DEVICE_NAME, dev.as_str());
+            self.hooks = self.hooks.wrapping_add(hook_device(table, FLOWTABLE, dev.as_str()));
+        }
+        self.w.end(d);
+        self.w.end(h);
+        self.w.put_be32(nl::NFTA_FLOWTABLE_FLAGS, 0);
+        seq
     }
 
     fn base(&mut self, b: &Base) {
@@ -351,18 +395,18 @@ impl Enc {
 
     /// The anonymous sets an item needs, written now (before the rule's
     /// message); their ids in `ids`, in the order `lower` uses them.
-    fn sets_for(&mut self, rs: &Ruleset, arg: usize, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
+    fn sets_for(&mut self, rs: &Ruleset, of: Instance, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
         // nft's typeof data: a payload's protocol and field; a meta key.
         let o = self.order();
         let (key, keys): (AnonKey, Vec<u8>) = match *it {
-            Item::IfName { out, names } if rs.names(names, arg).len() > 1 => {
+            Item::IfName { out, names } if rs.names(names, of).len() > 1 => {
                 let udata = nl::udata_key(
                     o,
                     nl::BYTEORDER_HOST_ENDIAN,
                     &[nl::EXPR_META, if out { nl::NFT_META_OIFNAME } else { nl::NFT_META_IIFNAME }],
                 );
                 let mut keys = Vec::new();
-                rs.names(names, arg).iter().for_each(|n| keys.extend_from_slice(&ifname(n)));
+                rs.names(names, of).iter().for_each(|n| keys.extend_from_slice(&ifname(n)));
                 (AnonKey { ty: nl::TYPE_IFNAME, len: IFNAMSIZ as u32, udata }, keys)
             }
             Item::TcpOrUdp => {
@@ -370,7 +414,7 @@ impl Enc {
                 (AnonKey { ty: nl::TYPE_INET_PROTO, len: 1, udata }, vec![IPPROTO_TCP, IPPROTO_UDP])
             }
             Item::Port { proto, src, m: PortMatch::Any(ports) } => {
-                let desc = if rs.proto(proto, arg) == Proto::Tcp { nl::PROTO_DESC_TCP } else { nl::PROTO_DESC_UDP };
+                let desc = if rs.proto(proto, of) == Proto::Tcp { nl::PROTO_DESC_TCP } else { nl::PROTO_DESC_UDP };
                 let field = if src { nl::THDR_SPORT } else { nl::THDR_DPORT };
                 let udata = nl::udata_key(o, nl::BYTEORDER_BIG_ENDIAN, &[nl::EXPR_PAYLOAD, desc, field]);
                 (AnonKey { ty: nl::TYPE_INET_SERVICE, len: PORT_LEN, udata }, port_keys(ports))
@@ -409,52 +453,63 @@ impl Enc {
         ids.push(self.anon(fam, table, key, &keys));
     }
 
-    fn rule(&mut self, rs: &Ruleset, family: Family, table: &str, chain: &str, r: &Rule, named: &dyn Fn(&str) -> u32) -> u32 {
-        let fam = nfproto(family);
+    fn rule(&mut self, t: &TableCx<'_>, chain: &str, r: &Rule) -> u32 {
+        let fam = nfproto(t.family);
         let mut ids = Vec::new();
         for it in r.items {
-            self.sets_for(rs, r.arg, fam, table, it, &mut ids);
+            self.sets_for(t.rs, r.instance, fam, t.name, it, &mut ids);
         }
         let seq = self.w.msg(nl::NFT_MSG_NEWRULE, fam, nl::NLM_F_CREATE | nl::NLM_F_APPEND);
-        self.w.put_str(nl::NFTA_RULE_TABLE, table);
+        self.w.put_str(nl::NFTA_RULE_TABLE, t.name);
         self.w.put_str(nl::NFTA_RULE_CHAIN, chain);
         let list = self.w.nest(nl::NFTA_RULE_EXPRESSIONS);
-        let mut deps = Deps::default();
-        let mut ids = ids.into_iter();
+        let mut cx = RuleCx { rs: t.rs, of: r.instance, family: t.family, ids: ids.into_iter(), named: t.named, deps: Deps::default() };
         let mut items = r.items.iter().peekable();
         while let Some(it) = items.next() {
-            // nft merges `udp sport A udp dport B` into one 4-byte compare.
-            if let (Item::Port { proto, src: true, m: ms }, Some(Item::Port { proto: p2, src: false, m: md })) = (it, items.peek()) {
-                if let (true, Some(s), Some(d)) = (p2 == proto, rs.port(*ms, r.arg), rs.port(*md, r.arg)) {
-                    self.l4(&mut deps, proto_num(rs.proto(*proto, r.arg)));
-                    let mut data = [0; 4];
-                    data[..2].copy_from_slice(&s.to_be_bytes());
-                    data[2..].copy_from_slice(&d.to_be_bytes());
-                    self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, TH_SOURCE, 2 * PORT_LEN);
-                    self.cmp(nl::NFT_CMP_EQ, &data);
-                    items.next();
-                    continue;
-                }
+            if self.ports_merged(&mut cx, it, items.peek().copied()) {
+                items.next();
+            } else {
+                self.lower(&mut cx, it);
             }
-            self.lower(rs, r.arg, family, it, &mut deps, &mut ids, named);
         }
         self.w.end(list);
         seq
     }
 
-    fn l4(&mut self, deps: &mut Deps, proto: u8) {
-        if deps.l4 != Some(proto) {
+    /// nft merges `udp sport A udp dport B` into one 4-byte compare: done
+    /// when `it` and `next` are such a pair.
+    fn ports_merged(&mut self, cx: &mut RuleCx<'_>, it: &Item, next: Option<&Item>) -> bool {
+        let (Item::Port { proto, src: true, m: ms }, Some(Item::Port { proto: p2, src: false, m: md })) = (it, next) else {
+            return false;
+        };
+        let (true, Some(s), Some(d)) = (p2 == proto, cx.rs.port(*ms, cx.of), cx.rs.port(*md, cx.of)) else {
+            return false;
+        };
+        self.l4(cx, proto_num(cx.rs.proto(*proto, cx.of)));
+        let mut data = [0; 4];
+        data[..2].copy_from_slice(&s.to_be_bytes());
+        data[2..].copy_from_slice(&d.to_be_bytes());
+        self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, TH_SOURCE, 2 * PORT_LEN);
+        self.cmp(nl::NFT_CMP_EQ, &data);
+        true
+    }
+
+    /// `meta l4proto`, once per rule, before a transport header field.
+    fn l4(&mut self, cx: &mut RuleCx<'_>, proto: u8) {
+        if cx.deps.l4 != Some(proto) {
             self.meta(nl::NFT_META_L4PROTO);
             self.cmp(nl::NFT_CMP_EQ, &[proto]);
-            deps.l4 = Some(proto);
+            cx.deps.l4 = Some(proto);
         }
     }
 
-    fn nfproto(&mut self, family: Family, deps: &mut Deps, proto: u8) {
-        if family == Family::Inet && deps.nfproto != Some(proto) {
+    /// `meta nfproto`, once per rule, before an IPv4 or IPv6 field in the
+    /// `inet` table.
+    fn nfproto(&mut self, cx: &mut RuleCx<'_>, proto: u8) {
+        if cx.family == TableFamily::Inet && cx.deps.nfproto != Some(proto) {
             self.meta(nl::NFT_META_NFPROTO);
             self.cmp(nl::NFT_CMP_EQ, &[proto]);
-            deps.nfproto = Some(proto);
+            cx.deps.nfproto = Some(proto);
         }
     }
 
@@ -483,128 +538,139 @@ impl Enc {
         self.cmp_host(nl::NFT_CMP_NEQ, 0);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn lower(
-        &mut self,
-        rs: &Ruleset,
-        arg: usize,
-        family: Family,
-        it: &Item,
-        deps: &mut Deps,
-        ids: &mut dyn Iterator<Item = u32>,
-        named: &dyn Fn(&str) -> u32,
-    ) {
-        let mut lookup = |e: &mut Enc, map: bool| {
-            let id = ids.next().unwrap_or(0);
-            e.expr(&Expr::Lookup { set: if map { "__map%d" } else { "__set%d" }, id, map });
-        };
+    /// The lookup in the rule's next anonymous set (`map`: verdict map).
+    fn lookup(&mut self, cx: &mut RuleCx<'_>, map: bool) {
+        let id = cx.ids.next().unwrap_or(0);
+        self.expr(&Expr::Lookup { set: if map { "__map%d" } else { "__set%d" }, id, map });
+    }
+
+    /// One item of a rule, as the expressions nft writes for it.
+    fn lower(&mut self, cx: &mut RuleCx<'_>, it: &Item) {
         match *it {
-            Item::IfName { out, names } => {
-                self.meta(if out { nl::NFT_META_OIFNAME } else { nl::NFT_META_IIFNAME });
-                match rs.names(names, arg) {
-                    [one] => self.cmp(nl::NFT_CMP_EQ, &ifname(one)),
-                    _ => lookup(self, false),
-                }
-            }
+            Item::IfName { out, names } => self.ifname(cx, out, names),
             Item::IifLo => {
                 self.meta(nl::NFT_META_IIF);
                 self.cmp_host(nl::NFT_CMP_EQ, nl::LOOPBACK_IFINDEX);
             }
             Item::TcpOrUdp => {
                 self.meta(nl::NFT_META_L4PROTO);
-                lookup(self, false);
+                self.lookup(cx, false);
             }
-            Item::Port { proto, src, m } => {
-                self.l4(deps, proto_num(rs.proto(proto, arg)));
-                self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, if src { TH_SOURCE } else { TH_DEST }, PORT_LEN);
-                match m {
-                    PortMatch::Reply => {
-                        self.cmp(nl::NFT_CMP_GTE, &rs.reply.lo().to_be_bytes());
-                        self.cmp(nl::NFT_CMP_LTE, &rs.reply.hi().to_be_bytes());
-                    }
-                    PortMatch::Any(_) => lookup(self, false),
-                    PortMatch::Named(set) => self.expr(&Expr::Lookup { set, id: named(set), map: false }),
-                    _ => self.cmp(nl::NFT_CMP_EQ, &rs.port(m, arg).unwrap_or(0).to_be_bytes()),
-                }
-            }
+            Item::Port { proto, src, m } => self.port(cx, proto, src, m),
             Item::TcpFlags { mask, eq, value, .. } => {
-                self.l4(deps, IPPROTO_TCP);
+                self.l4(cx, IPPROTO_TCP);
                 self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, TCPHDR_FLAGS, 1);
                 self.expr(&Expr::Bitwise { mask: &[mask], op: true });
                 self.cmp(if eq { nl::NFT_CMP_EQ } else { nl::NFT_CMP_NEQ }, &[value]);
             }
             Item::CtState { invalid } => {
-                let bits = if invalid {
-                    nl::NF_CT_STATE_INVALID_BIT
-                } else {
-                    nl::NF_CT_STATE_BIT(nl::IP_CT_ESTABLISHED) | nl::NF_CT_STATE_BIT(nl::IP_CT_RELATED)
-                };
-                self.ct_flags(nl::NFT_CT_STATE, bits);
+                let established = nl::NF_CT_STATE_BIT(nl::IP_CT_ESTABLISHED) | nl::NF_CT_STATE_BIT(nl::IP_CT_RELATED);
+                self.ct_flags(nl::NFT_CT_STATE, if invalid { nl::NF_CT_STATE_INVALID_BIT } else { established });
             }
             Item::CtDnat => self.ct_flags(nl::NFT_CT_STATUS, nl::IPS_DST_NAT),
             Item::Ip { src, eq, net } => {
-                self.nfproto(family, deps, nl::NFPROTO_IPV4);
-                if let Some(n) = rs.net(net, arg) {
+                self.nfproto(cx, nl::NFPROTO_IPV4);
+                if let Some(n) = cx.rs.net(net, cx.of) {
                     self.ipv4(src, eq, &n);
                 }
             }
             Item::IpTcp => {
-                self.nfproto(family, deps, nl::NFPROTO_IPV4);
+                self.nfproto(cx, nl::NFPROTO_IPV4);
                 self.payload(nl::NFT_PAYLOAD_NETWORK_HEADER, IPHDR_PROTOCOL, 1);
                 self.cmp(nl::NFT_CMP_EQ, &[IPPROTO_TCP]);
             }
-            Item::IpFrag { eq, value } => {
-                self.nfproto(family, deps, nl::NFPROTO_IPV4);
-                self.payload(nl::NFT_PAYLOAD_NETWORK_HEADER, IPHDR_FRAG_OFF, 2);
-                self.expr(&Expr::Bitwise { mask: &[0x1f, 0xff], op: true });
-                self.cmp(if eq { nl::NFT_CMP_EQ } else { nl::NFT_CMP_NEQ }, &value.to_be_bytes());
-            }
-            Item::Ip6Frag => {
-                self.nfproto(family, deps, nl::NFPROTO_IPV6);
-                // The fragment header's offset field: 13 bits.
-                self.expr(&Expr::Exthdr { ty: NEXTHDR_FRAGMENT, offset: FRAG_HDR_FRAG_OFF, len: 2 });
-                self.expr(&Expr::Bitwise { mask: &[0xff, 0xf8], op: true });
-                self.cmp(nl::NFT_CMP_NEQ, &[0, 0]);
-            }
-            Item::Icmp { v6, types } => {
-                self.nfproto(family, deps, if v6 { nl::NFPROTO_IPV6 } else { nl::NFPROTO_IPV4 });
-                self.l4(deps, if v6 { IPPROTO_ICMPV6 } else { IPPROTO_ICMP });
-                self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, ICMPHDR_TYPE, 1);
-                match types {
-                    [(_, t)] => self.cmp(nl::NFT_CMP_EQ, &[*t]),
-                    _ => lookup(self, false),
-                }
-            }
+            Item::IpFrag { eq, value } => self.ip_frag(cx, eq, value),
+            Item::Ip6Frag => self.ip6_frag(cx),
+            Item::Icmp { v6, types } => self.icmp(cx, v6, types),
             Item::FibLocal => {
                 self.expr(&Expr::Fib { flags: nl::NFTA_FIB_F_DADDR, result: nl::NFT_FIB_RESULT_ADDRTYPE });
                 self.cmp_host(nl::NFT_CMP_EQ, nl::RTN_LOCAL);
             }
             Item::FlowAdd => self.expr(&Expr::FlowOffload { table: FLOWTABLE }),
-            Item::ClampMss => {
-                self.expr(&Expr::Rt { key: nl::NFT_RT_TCPMSS });
-                // The MSS: one 2-byte value.
-                self.expr(&Expr::Hton { len: 2, size: 2 });
-                self.expr(&Expr::ExthdrWrite { ty: TCPOPT_MSS, offset: TCPOPT_MSS_VALUE, len: 2 });
-            }
-            Item::Limit => self.expr(&Expr::Limit { rate: u64::from(rs.log_rate), unit: MINUTE, burst: LOG_BURST }),
+            Item::ClampMss => self.clamp_mss(),
+            Item::Limit => self.expr(&Expr::Limit { rate: u64::from(cx.rs.log_rate), unit: MINUTE, burst: LOG_BURST }),
             Item::Log => self.expr(&Expr::Log { prefix: LOG_PREFIX }),
             Item::Notrack => self.expr(&Expr::Notrack),
             Item::Masquerade => self.expr(&Expr::Masq),
-            Item::Dnat => {
-                if let Some(d) = rs.fwd(arg) {
-                    self.expr(&Expr::Immediate { reg: nl::NFT_REG_1, data: &d.to.addr.octets() });
-                    self.expr(&Expr::Immediate { reg: nl::NFT_REG_2, data: &d.to.port.get().to_be_bytes() });
-                    self.expr(&Expr::Dnat { family: u32::from(nl::NFPROTO_IPV4) });
-                }
-            }
+            Item::Dnat => self.dnat(cx),
             Item::Verdict(v) => {
                 let (code, chain) = verdict(&v);
                 self.expr(&Expr::Verdict { code, chain });
             }
             Item::Vmap { .. } => {
                 self.meta(nl::NFT_META_IIFNAME);
-                lookup(self, true);
+                self.lookup(cx, true);
             }
+        }
+    }
+
+    /// `iifname`/`oifname`: one compare for one name, else a lookup.
+    fn ifname(&mut self, cx: &mut RuleCx<'_>, out: bool, names: Names) {
+        self.meta(if out { nl::NFT_META_OIFNAME } else { nl::NFT_META_IIFNAME });
+        match cx.rs.names(names, cx.of) {
+            [one] => self.cmp(nl::NFT_CMP_EQ, &ifname(one)),
+            _ => self.lookup(cx, false),
+        }
+    }
+
+    /// `tcp|udp sport|dport …`: the reply range as two compares (not the
+    /// range expression), a set by lookup, one port by compare.
+    fn port(&mut self, cx: &mut RuleCx<'_>, proto: L4, src: bool, m: PortMatch) {
+        self.l4(cx, proto_num(cx.rs.proto(proto, cx.of)));
+        self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, if src { TH_SOURCE } else { TH_DEST }, PORT_LEN);
+        match m {
+            PortMatch::Reply => {
+                self.cmp(nl::NFT_CMP_GTE, &cx.rs.reply.lo().to_be_bytes());
+                self.cmp(nl::NFT_CMP_LTE, &cx.rs.reply.hi().to_be_bytes());
+            }
+            PortMatch::Any(_) => self.lookup(cx, false),
+            PortMatch::Named(set) => self.expr(&Expr::Lookup { set, id: (cx.named)(set), map: false }),
+            _ => self.cmp(nl::NFT_CMP_EQ, &cx.rs.port(m, cx.of).unwrap_or(0).to_be_bytes()),
+        }
+    }
+
+    /// `ip frag-off & 0x1fff ==|!= VALUE`.
+    fn ip_frag(&mut self, cx: &mut RuleCx<'_>, eq: bool, value: u16) {
+        self.nfproto(cx, nl::NFPROTO_IPV4);
+        self.payload(nl::NFT_PAYLOAD_NETWORK_HEADER, IPHDR_FRAG_OFF, 2);
+        self.expr(&Expr::Bitwise { mask: &[0x1f, 0xff], op: true });
+        self.cmp(if eq { nl::NFT_CMP_EQ } else { nl::NFT_CMP_NEQ }, &value.to_be_bytes());
+    }
+
+    /// `frag frag-off != 0`: the fragment header's offset field, 13 bits.
+    fn ip6_frag(&mut self, cx: &mut RuleCx<'_>) {
+        self.nfproto(cx, nl::NFPROTO_IPV6);
+        self.expr(&Expr::Exthdr { ty: NEXTHDR_FRAGMENT, offset: FRAG_HDR_FRAG_OFF, len: 2 });
+        self.expr(&Expr::Bitwise { mask: &[0xff, 0xf8], op: true });
+        self.cmp(nl::NFT_CMP_NEQ, &[0, 0]);
+    }
+
+    /// `icmp type …`, `icmpv6 type …`: one compare for one type, else a
+    /// lookup.
+    fn icmp(&mut self, cx: &mut RuleCx<'_>, v6: bool, types: Icmp) {
+        self.nfproto(cx, if v6 { nl::NFPROTO_IPV6 } else { nl::NFPROTO_IPV4 });
+        self.l4(cx, if v6 { IPPROTO_ICMPV6 } else { IPPROTO_ICMP });
+        self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, ICMPHDR_TYPE, 1);
+        match types {
+            [(_, t)] => self.cmp(nl::NFT_CMP_EQ, &[*t]),
+            _ => self.lookup(cx, false),
+        }
+    }
+
+    /// `tcp option maxseg size set rt mtu`: the MSS, one 2-byte value.
+    fn clamp_mss(&mut self) {
+        self.expr(&Expr::Rt { key: nl::NFT_RT_TCPMSS });
+        self.expr(&Expr::Hton { len: 2, size: 2 });
+        self.expr(&Expr::ExthdrWrite { ty: TCPOPT_MSS, offset: TCPOPT_MSS_VALUE, len: 2 });
+    }
+
+    /// `dnat to` the rule's port forward's target: its address and port
+    /// into the registers the nat expression reads.
+    fn dnat(&mut self, cx: &mut RuleCx<'_>) {
+        if let Some(d) = cx.rs.fwd(cx.of) {
+            self.expr(&Expr::Immediate { reg: nl::NFT_REG_1, data: &d.to.addr.octets() });
+            self.expr(&Expr::Immediate { reg: nl::NFT_REG_2, data: &d.to.port.get().to_be_bytes() });
+            self.expr(&Expr::Dnat { family: u32::from(nl::NFPROTO_IPV4) });
         }
     }
 

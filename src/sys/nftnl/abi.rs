@@ -178,6 +178,8 @@ pub(crate) const NF_INET_FORWARD: u32 = 2;
 pub(crate) const NF_INET_LOCAL_OUT: u32 = 3;
 pub(crate) const NF_INET_POST_ROUTING: u32 = 4;
 pub(crate) const NF_INET_INGRESS: u32 = 5;
+/// A flowtable's hook (enum nf_dev_hooks).
+pub(crate) const NF_NETDEV_INGRESS: u32 = 0;
 // Verdicts (linux/netfilter.h, enum nft_verdicts).
 pub(crate) const NF_DROP: u32 = 0;
 pub(crate) const NF_ACCEPT: u32 = 1;
