@@ -177,8 +177,8 @@ fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError>
 /// Whether the kernel has IPv6 (`/proc/sys/net/ipv6` is there): the
 /// ip6tables files are loaded and saved only then. Asked where an
 /// iptables tool is about to run, or for a router's forwarding sysctls,
-/// not by every observation (a /proc read, some 1 ms of an nftables
-/// board's apply on the emulated 24K).
+/// not by every observation (a /proc read an nftables board's apply has no
+/// use for).
 pub(crate) fn kernel_has_ipv6(seams: &mut Seams<'_>) -> bool {
     seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok()
 }

@@ -86,13 +86,12 @@
 //! the kernel lacks an expression's module, the feature.
 //!
 //! An apply whose rule set nasboot loaded through netlink and nobody has
-//! touched since loads nothing (on the emulated 24K board that made a
-//! router's settled apply a fifth cheaper, and kept its flowtable's
-//! offloaded flows: scripts/figures-history.md, "what two changes bought"): the batch
-//! seals the table with its own digest, the ruleset generation its commit
-//! makes and its hook devices ([`seal::Seal`]), and the observation
-//! finds the rule set loaded as
-//! it was when the table carries the digest of the batch the plan would
+//! touched since loads nothing (a reload would cost a slow board's
+//! settled apply, scripts/bench-fwload, and drop the flowtable's offloaded
+//! flows): the batch seals the table with its own digest, the ruleset
+//! generation its commit makes and its hook devices ([`seal::Seal`]), and
+//! the observation finds the rule set loaded as it was when the table
+//! carries the digest of the batch the plan would
 //! send, the kernel is still at that generation (every commit moves it
 //! on, so nothing at all was committed since: an element added, a policy
 //! changed, another table), and every device the batch hooks is still in
@@ -446,8 +445,8 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
     let backend = backend::choose(fw.backend, offer);
     // The iptables tables matter to the iptables backend only (what its
     // rule set cleans up, and whether `off` has anything to unload): an
-    // nftables board does not read them (two /proc/net files, some 3 ms
-    // of a boot on the emulated 24K).
+    // nftables board does not read them (two /proc/net files a slow board
+    // would read at every boot for nothing; scripts/bench-boot).
     let (left4, left6, tables_complete) = match backend {
         Backend::Iptables => iptables_loaded(legacy, dumped.as_ref(), seams),
         Backend::Nftables => (Leftovers::default(), Leftovers::default(), false),
@@ -610,7 +609,8 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     // do (with the forwarding sysctls as they should be). Told from the
     // rules alone, before any text is rendered: a settled boot renders
     // none (the text of the router's rule set and of its input-chain
-    // alternative were 8 ms of its settled apply on the emulated 24K).
+    // alternative are work a slow board would pay at every settled apply;
+    // scripts/bench-fwload).
     let mut built = None;
     if let (Backend::Nftables, Via::Netlink, Some(loaded), true) = (backend, now.via, &now.loaded, then.is_empty()) {
         let rs = rules::build(&m);

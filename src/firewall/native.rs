@@ -142,7 +142,8 @@ pub(crate) struct Loaded {
 }
 
 /// Read what [`Loaded`] holds, asking the kernel as little as it can
-/// (each request is some 6 ms of guest time on the emulated 24K board):
+/// (each request is a round trip a slow board pays at every apply;
+/// scripts/bench-fwload measures an apply):
 /// the seal of nasboot's `inet` table, from the tables' dump the
 /// observation made; the generation, whose low 16 bits that dump gave,
 /// then all 32 (one request); and, only when the sealed batch hooks

@@ -71,8 +71,8 @@ pub(crate) fn hooked(kind: u8, attrs: &[u8], order: Order, sum: &mut u64) {
 /// left out: the same rule set encodes to the same digest whatever the
 /// numbers it was sent with. FNV-1a's steps over 32-bit words (`words`)
 /// rather than bytes: a quarter of the 64-bit multiplications, which a
-/// 32-bit CPU makes of three of its own each (a router's batch is some
-/// 16 KiB, digested at every apply).
+/// 32-bit CPU makes of three of its own each (a router's batch, digested
+/// at every apply, runs to kilobytes).
 pub(crate) fn digest(sent: &Sent) -> u64 {
     let mut h = FNV_START;
     let mut from = 0;

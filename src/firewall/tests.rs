@@ -925,6 +925,16 @@ fn netlink_goldens_in_both_byte_orders() {
     }
 }
 
+/// Every golden rule set's batch fits the room a batch starts with: the
+/// writer never regrows its buffer on the way.
+#[test]
+fn a_router_batch_fits_its_room() {
+    for (name, rs) in golden_rule_sets() {
+        let len = netlink::encode(&rs, crate::sys::nftnl::Order::HOST, 0).sent.bytes.len();
+        assert!(len <= crate::sys::nftnl::BATCH_ROOM, "{name}: {len} bytes");
+    }
+}
+
 /// A board whose kernel takes nf_tables over netlink (the fake models its
 /// tables and its all-or-nothing commit), with no nft binary at all.
 fn native_board() -> FakeBoard {

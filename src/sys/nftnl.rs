@@ -45,6 +45,8 @@ pub(crate) use listing::*;
 pub(crate) use order::Order;
 pub(crate) use replay::replay;
 pub(crate) use reply::*;
+#[cfg(test)]
+pub(crate) use writer::BATCH_ROOM;
 pub(crate) use writer::{Sent, Writer};
 
 #[cfg(test)]

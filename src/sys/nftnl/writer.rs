@@ -36,6 +36,9 @@ impl Sent {
     }
 }
 
+/// The room a batch starts with.
+pub(crate) const BATCH_ROOM: usize = 16 * 1024;
+
 impl Writer {
     /// Messages numbered from `seq`: room for a request (a dump's or
     /// GETGEN's are under 64 bytes), not for a batch: a buffer of some KiB
@@ -49,10 +52,10 @@ impl Writer {
         Writer { buf: Vec::with_capacity(room), order, seq, open: None, starts: Vec::new() }
     }
 
-    /// A batch: BATCH_BEGIN written, numbered from `seq`. A router's batch
-    /// is some 16 KiB: room for it without regrowing.
+    /// A batch: BATCH_BEGIN written, numbered from `seq`, with room for a
+    /// router's batch without regrowing (`a_router_batch_fits_its_room`).
     pub(crate) fn batch(order: Order, seq: u32) -> Writer {
-        let mut w = Writer::with_room(order, seq, 16 * 1024);
+        let mut w = Writer::with_room(order, seq, BATCH_ROOM);
         w.header(NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, NFPROTO_UNSPEC, NFNL_SUBSYS_NFTABLES);
         w
     }
@@ -63,7 +66,7 @@ impl Writer {
 
     /// Append `N` bytes known at compile time: stores, where
     /// `extend_from_slice` is a call to a generic extend and to memcpy for
-    /// each 4- or 8-byte field (a router's batch has some 3,000).
+    /// each 4- or 8-byte field (a router's batch has thousands).
     ///
     /// The room is checked here, not by a call to `reserve` for each field
     /// (a size-optimized build keeps `reserve` out of line: on a router's
