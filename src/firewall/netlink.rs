@@ -170,8 +170,17 @@ fn proto_num(p: Proto) -> u8 {
     }
 }
 
-/// An anonymous set's key: its type, length, and nft's userdata.
-struct AnonKey {
+/// What NEWSET makes: a named set, or an anonymous constant set or
+/// verdict map of `size` elements.
+#[derive(Clone, Copy)]
+enum SetKind {
+    Named,
+    Constant { size: u32 },
+    VerdictMap { size: u32 },
+}
+
+/// A set's key: its type, length, and nft's userdata.
+struct SetKey {
     ty: u32,
     len: u32,
     udata: Udata,
@@ -279,8 +288,8 @@ impl Enc {
     /// A named set of ports: NEWSET, then NEWSETELEM.
     fn named_set(&mut self, table: &str, fam: u8, s: &Set) -> [u32; 2] {
         self.set_id += 1;
-        let u = nl::udata_key(self.order(), nl::BYTEORDER_BIG_ENDIAN, &[]);
-        let set = self.new_set(fam, table, s.name, nl::TYPE_INET_SERVICE, PORT_LEN, None, &u);
+        let key = SetKey { ty: nl::TYPE_INET_SERVICE, len: PORT_LEN, udata: nl::udata_key(self.order(), nl::BYTEORDER_BIG_ENDIAN, &[]) };
+        let set = self.new_set(fam, table, s.name, &key, SetKind::Named);
         let keys = port_keys(&s.ports);
         [set, self.elements(fam, table, s.name, PORT_LEN as usize, &keys, &[])]
     }
@@ -332,32 +341,30 @@ impl Enc {
         self.w.end(h);
     }
 
-    /// NEWSET: `desc` is the element count of an anonymous set (a
-    /// constant one; a map if it has `data`), None for a named one.
-    #[allow(clippy::too_many_arguments)]
-    fn new_set(&mut self, fam: u8, table: &str, name: &str, ty: u32, len: u32, desc: Option<(u32, bool)>, u: &Udata) -> u32 {
+    /// NEWSET of a set of `kind`.
+    fn new_set(&mut self, fam: u8, table: &str, name: &str, key: &SetKey, kind: SetKind) -> u32 {
         let seq = self.w.msg(nl::NFT_MSG_NEWSET, fam, nl::NLM_F_CREATE);
         self.w.put_str(nl::NFTA_SET_TABLE, table);
         self.w.put_str(nl::NFTA_SET_NAME, name);
-        let flags = match desc {
-            None => 0,
-            Some((_, false)) => nl::NFT_SET_ANONYMOUS | nl::NFT_SET_CONSTANT,
-            Some((_, true)) => nl::NFT_SET_ANONYMOUS | nl::NFT_SET_CONSTANT | nl::NFT_SET_MAP,
+        let (flags, size) = match kind {
+            SetKind::Named => (0, None),
+            SetKind::Constant { size } => (nl::NFT_SET_ANONYMOUS | nl::NFT_SET_CONSTANT, Some(size)),
+            SetKind::VerdictMap { size } => (nl::NFT_SET_ANONYMOUS | nl::NFT_SET_CONSTANT | nl::NFT_SET_MAP, Some(size)),
         };
         self.w.put_be32(nl::NFTA_SET_FLAGS, flags);
-        self.w.put_be32(nl::NFTA_SET_KEY_TYPE, ty);
-        self.w.put_be32(nl::NFTA_SET_KEY_LEN, len);
-        if let Some((_, true)) = desc {
+        self.w.put_be32(nl::NFTA_SET_KEY_TYPE, key.ty);
+        self.w.put_be32(nl::NFTA_SET_KEY_LEN, key.len);
+        if let SetKind::VerdictMap { .. } = kind {
             self.w.put_be32(nl::NFTA_SET_DATA_TYPE, nl::NFT_DATA_VERDICT);
             self.w.put_be32(nl::NFTA_SET_DATA_LEN, 0);
         }
         self.w.put_be32(nl::NFTA_SET_ID, self.set_id);
-        if let Some((size, _)) = desc {
+        if let Some(size) = size {
             let d = self.w.nest(nl::NFTA_SET_DESC);
             self.w.put_be32(nl::NFTA_SET_DESC_SIZE, size);
             self.w.end(d);
         }
-        self.w.put(nl::NFTA_SET_USERDATA, u);
+        self.w.put(nl::NFTA_SET_USERDATA, &key.udata);
         seq
     }
 
@@ -385,10 +392,10 @@ impl Enc {
 
     /// An anonymous set of `keys` (`key.len` bytes each), before the rule
     /// that looks it up; its id.
-    fn anon(&mut self, fam: u8, table: &str, key: AnonKey, keys: &[u8]) -> u32 {
+    fn anon(&mut self, fam: u8, table: &str, key: SetKey, keys: &[u8]) -> u32 {
         self.set_id += 1;
-        let n = (keys.len() / key.len as usize) as u32;
-        self.new_set(fam, table, "__set%d", key.ty, key.len, Some((n, false)), &key.udata);
+        let size = (keys.len() / key.len as usize) as u32;
+        self.new_set(fam, table, "__set%d", &key, SetKind::Constant { size });
         self.elements(fam, table, "__set%d", key.len as usize, keys, &[]);
         self.set_id
     }
@@ -398,7 +405,7 @@ impl Enc {
     fn sets_for(&mut self, rs: &Ruleset, of: Instance, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
         // nft's typeof data: a payload's protocol and field; a meta key.
         let o = self.order();
-        let (key, keys): (AnonKey, Vec<u8>) = match *it {
+        let (key, keys): (SetKey, Vec<u8>) = match *it {
             Item::IfName { out, names } if rs.names(names, of).len() > 1 => {
                 let udata = nl::udata_key(
                     o,
@@ -407,17 +414,17 @@ impl Enc {
                 );
                 let mut keys = Vec::new();
                 rs.names(names, of).iter().for_each(|n| keys.extend_from_slice(&ifname(n)));
-                (AnonKey { ty: nl::TYPE_IFNAME, len: IFNAMSIZ as u32, udata }, keys)
+                (SetKey { ty: nl::TYPE_IFNAME, len: IFNAMSIZ as u32, udata }, keys)
             }
             Item::TcpOrUdp => {
                 let udata = nl::udata_key(o, nl::BYTEORDER_HOST_ENDIAN, &[nl::EXPR_META, nl::NFT_META_L4PROTO]);
-                (AnonKey { ty: nl::TYPE_INET_PROTO, len: 1, udata }, vec![IPPROTO_TCP, IPPROTO_UDP])
+                (SetKey { ty: nl::TYPE_INET_PROTO, len: 1, udata }, vec![IPPROTO_TCP, IPPROTO_UDP])
             }
             Item::Port { proto, src, m: PortMatch::Any(ports) } => {
                 let desc = if rs.proto(proto, of) == Proto::Tcp { nl::PROTO_DESC_TCP } else { nl::PROTO_DESC_UDP };
                 let field = if src { nl::THDR_SPORT } else { nl::THDR_DPORT };
                 let udata = nl::udata_key(o, nl::BYTEORDER_BIG_ENDIAN, &[nl::EXPR_PAYLOAD, desc, field]);
-                (AnonKey { ty: nl::TYPE_INET_SERVICE, len: PORT_LEN, udata }, port_keys(ports))
+                (SetKey { ty: nl::TYPE_INET_SERVICE, len: PORT_LEN, udata }, port_keys(ports))
             }
             Item::Icmp { v6, types } if types.len() > 1 => {
                 let udata = nl::udata_key(
@@ -426,7 +433,7 @@ impl Enc {
                     &[nl::EXPR_PAYLOAD, if v6 { nl::PROTO_DESC_ICMPV6 } else { nl::PROTO_DESC_ICMP }, nl::ICMPHDR_TYPE],
                 );
                 let ty = if v6 { nl::TYPE_ICMPV6 } else { nl::TYPE_ICMP };
-                (AnonKey { ty, len: 1, udata }, types.iter().map(|(_, t)| *t).collect())
+                (SetKey { ty, len: 1, udata }, types.iter().map(|(_, t)| *t).collect())
             }
             Item::Vmap { lan } => {
                 self.set_id += 1;
@@ -435,15 +442,8 @@ impl Enc {
                     keys.extend_from_slice(&ifname(n));
                     verdicts.push((nl::NFT_JUMP, Some(zone)));
                 }
-                self.new_set(
-                    fam,
-                    table,
-                    "__map%d",
-                    nl::TYPE_IFNAME,
-                    IFNAMSIZ as u32,
-                    Some((verdicts.len() as u32, true)),
-                    &nl::udata_vmap(o),
-                );
+                let key = SetKey { ty: nl::TYPE_IFNAME, len: IFNAMSIZ as u32, udata: nl::udata_vmap(o) };
+                self.new_set(fam, table, "__map%d", &key, SetKind::VerdictMap { size: verdicts.len() as u32 });
                 self.elements(fam, table, "__map%d", IFNAMSIZ, &keys, &verdicts);
                 ids.push(self.set_id);
                 return;
