@@ -3,7 +3,9 @@
 //! emitters, the `nft -f` text ([`nft`]) and one nf_tables batch
 //! ([`netlink`]); the iptables-restore renderer ([`iptables`]); a backend
 //! and loader choice ([`backend`]) and a careful loader ([`apply`],
-//! [`load`], [`native`]), whose failures are an [`Error`] (`error.rs`).
+//! [`load`], [`native`], with the kernel modules a batch needs loaded
+//! first, [`modules`], and the seal that tells a settled rule set,
+//! [`seal`]), whose failures are an [`Error`] (`error.rs`).
 //!
 //! # Profiles
 //!

@@ -56,7 +56,7 @@ pub(crate) fn hook_device(table: &str, name: &str, dev: &str) -> u64 {
 /// added to `sum` ([`hook_device`]; a sum, so that the order of the
 /// devices and of the objects does not matter).
 pub(crate) fn hooked(kind: u8, attrs: &[u8], order: Order, sum: &mut u64) {
-    let table = nl::find(attrs, order, 1).map(nl::str_value).unwrap_or_default();
+    let table = nl::find(attrs, order, nl::table_attr(kind)).map(nl::str_value).unwrap_or_default();
     let name = match kind {
         nl::NFT_MSG_NEWCHAIN => nl::find(attrs, order, nl::NFTA_CHAIN_NAME),
         nl::NFT_MSG_NEWFLOWTABLE => nl::find(attrs, order, nl::NFTA_FLOWTABLE_NAME),

@@ -165,10 +165,10 @@ impl Nftables for RealNftables {
                 w.put_str(nl::NFTA_SET_ELEM_LIST_TABLE, table);
                 w.put_str(nl::NFTA_SET_ELEM_LIST_SET, s);
             }
-            None => w.put_str(1, table),
+            None => w.put_str(nl::table_attr(kind), table),
         }
         self.dump_request(w, &mut |k, _, _, attrs| {
-            let in_table = nl::find(attrs, Order::HOST, 1).is_some_and(|t| nl::str_value(t) == table);
+            let in_table = nl::find(attrs, Order::HOST, nl::table_attr(k)).is_some_and(|t| nl::str_value(t) == table);
             if in_table {
                 each(k, attrs);
             }

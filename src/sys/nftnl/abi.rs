@@ -241,3 +241,16 @@ pub(crate) const LOOPBACK_IFINDEX: u32 = 1;
 pub(crate) const fn nla_align(n: usize) -> usize {
     (n + 3) & !3
 }
+
+/// The attribute that names the table of an object of message `kind`
+/// (NFT_MSG_NEW* or GET*), or the table itself.
+pub(crate) fn table_attr(kind: u8) -> u16 {
+    match kind {
+        NFT_MSG_NEWCHAIN | NFT_MSG_GETCHAIN => NFTA_CHAIN_TABLE,
+        NFT_MSG_NEWRULE | NFT_MSG_GETRULE => NFTA_RULE_TABLE,
+        NFT_MSG_NEWSET | NFT_MSG_GETSET => NFTA_SET_TABLE,
+        NFT_MSG_NEWSETELEM | NFT_MSG_GETSETELEM => NFTA_SET_ELEM_LIST_TABLE,
+        NFT_MSG_NEWFLOWTABLE | NFT_MSG_GETFLOWTABLE => NFTA_FLOWTABLE_TABLE,
+        _ => NFTA_TABLE_NAME,
+    }
+}

@@ -6,6 +6,15 @@
 
 use super::*;
 
+// What a dump carries and a batch never sends (nf_tables.h): handles,
+// use counts, a chain's flags.
+const NFTA_CHAIN_HANDLE: u16 = 2;
+const NFTA_CHAIN_USE: u16 = 6;
+const NFTA_CHAIN_FLAGS: u16 = 10;
+const NFT_CHAIN_BASE: u32 = 1;
+const NFTA_SET_HANDLE: u16 = 16;
+const NFTA_RULE_HANDLE: u16 = 3;
+
 /// A header as the kernel writes it: len, type, flags, seq, pid.
 fn header(order: Order, len: u32, kind: u16, flags: u16, seq: u32) -> Vec<u8> {
     let mut b = Vec::new();
@@ -253,7 +262,7 @@ fn a_dumped_object_is_replayed_without_its_handle_and_counts() {
     let mut dump = Writer::new(o, 1);
     dump.msg(NFT_MSG_NEWCHAIN, NFPROTO_INET, 0);
     dump.put_str(NFTA_CHAIN_TABLE, "nasboot");
-    dump.put(2, &[0, 0, 0, 0, 0, 0, 0, 3]); // NFTA_CHAIN_HANDLE
+    dump.put(NFTA_CHAIN_HANDLE, &[0, 0, 0, 0, 0, 0, 0, 3]);
     dump.put_str(NFTA_CHAIN_NAME, "input");
     let h = dump.nest(NFTA_CHAIN_HOOK);
     dump.put_be32(NFTA_HOOK_HOOKNUM, NF_INET_LOCAL_IN);
@@ -261,8 +270,8 @@ fn a_dumped_object_is_replayed_without_its_handle_and_counts() {
     dump.end(h);
     dump.put_be32(NFTA_CHAIN_POLICY, NF_DROP);
     dump.put_str(NFTA_CHAIN_TYPE, "filter");
-    dump.put_be32(6, 4); // NFTA_CHAIN_USE
-    dump.put_be32(10, 1); // NFTA_CHAIN_FLAGS: base
+    dump.put_be32(NFTA_CHAIN_USE, 4);
+    dump.put_be32(NFTA_CHAIN_FLAGS, NFT_CHAIN_BASE);
     let d = dump.finish();
     let attrs = &d.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..];
     let mut w = Writer::batch(o, 1);
@@ -290,7 +299,7 @@ fn a_replayed_set_gets_the_id_the_kernel_requires() {
     dump.msg(NFT_MSG_NEWSET, NFPROTO_INET, 0);
     dump.put_str(NFTA_SET_TABLE, "nasboot");
     dump.put_str(NFTA_SET_NAME, "lan_tcp");
-    dump.put(16, &[0, 0, 0, 0, 0, 0, 0, 5]); // NFTA_SET_HANDLE
+    dump.put(NFTA_SET_HANDLE, &[0, 0, 0, 0, 0, 0, 0, 5]);
     dump.put_be32(NFTA_SET_KEY_TYPE, TYPE_INET_SERVICE);
     let d = dump.finish();
     let mut w = Writer::new(o, 1);
@@ -298,7 +307,7 @@ fn a_replayed_set_gets_the_id_the_kernel_requires() {
     let sent = w.finish();
     let attrs = &sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..];
     assert_eq!(find(attrs, o, NFTA_SET_ID), Some(&7u32.to_be_bytes()[..]));
-    assert_eq!(find(attrs, o, 16), None);
+    assert_eq!(find(attrs, o, NFTA_SET_HANDLE), None);
 }
 
 #[test]
@@ -310,13 +319,13 @@ fn a_replayed_exthdr_write_leaves_out_the_flags_its_init_refuses() {
     dump.msg(NFT_MSG_NEWRULE, NFPROTO_INET, 0);
     dump.put_str(NFTA_RULE_TABLE, "nasboot");
     dump.put_str(NFTA_RULE_CHAIN, "forward");
-    dump.put(3, &[0, 0, 0, 0, 0, 0, 0, 14]); // NFTA_RULE_HANDLE
+    dump.put(NFTA_RULE_HANDLE, &[0, 0, 0, 0, 0, 0, 0, 14]);
     let l = dump.nest(NFTA_RULE_EXPRESSIONS);
     dump.expr(&Expr::ExthdrWrite { ty: 2, offset: 2, len: 2 });
     dump.expr(&Expr::Exthdr { ty: 44, offset: 2, len: 2 });
     dump.end(l);
     let with_flags = {
-        // The dumped write: its attributes plus FLAGS (5) = 0.
+        // The dumped write: its attributes plus NFTA_EXTHDR_FLAGS = 0.
         let d = dump.finish();
         let mut b = d.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..].to_vec();
         let list = find(&b, o, NFTA_RULE_EXPRESSIONS).unwrap().to_vec();
@@ -333,7 +342,7 @@ fn a_replayed_exthdr_write_leaves_out_the_flags_its_init_refuses() {
             let data = find(elem, o, NFTA_EXPR_DATA).unwrap();
             w.buf.extend_from_slice(data);
             if first {
-                w.put_be32(5, 0);
+                w.put_be32(NFTA_EXTHDR_FLAGS, 0);
                 first = false;
             }
             w.end(d);
@@ -351,11 +360,11 @@ fn a_replayed_exthdr_write_leaves_out_the_flags_its_init_refuses() {
     let list = find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, NFTA_RULE_EXPRESSIONS).unwrap();
     let mut flags = Vec::new();
     each_attr(list, o, &mut |_, elem| {
-        flags.push(find(find(elem, o, NFTA_EXPR_DATA).unwrap(), o, 5).is_some());
+        flags.push(find(find(elem, o, NFTA_EXPR_DATA).unwrap(), o, NFTA_EXTHDR_FLAGS).is_some());
         Ok(())
     })
     .unwrap();
     // The write without FLAGS; the IPv6 header load keeps its own.
     assert_eq!(flags, [false, true]);
-    assert_eq!(find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, 3), None, "no handle");
+    assert_eq!(find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, NFTA_RULE_HANDLE), None, "no handle");
 }
