@@ -158,7 +158,7 @@ pub fn plan(data: &[u8]) {
 /// by the profile (or be the renderer's fixed ones: loopback, the reply
 /// ports of DNS, NTP, DHCP and DHCPv6, the ephemeral port range).
 /// Panics naming the stray token.
-pub(crate) fn rule_set_names_only_the_profile(p: &Profile, source: &str, rules: &firewall::RuleSet) {
+pub(crate) fn rule_set_names_only_the_profile(p: &Profile, source: &str, rules: &firewall::Loadable) {
     let mut ifaces: BTreeSet<String> = p.interface.iter().map(|i| i.name.get_ref().to_string()).collect();
     ifaces.insert("lo".into());
     let fw = &p.firewall;

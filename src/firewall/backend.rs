@@ -76,8 +76,8 @@ pub(crate) struct Offer {
 }
 
 /// What the board offers, with the tools on PATH looked for only where
-/// they decide something: a lookup is a `statx` per PATH directory (0.6 ms
-/// each on the emulated 24K), and a board whose kernel takes nf_tables
+/// they decide something: a lookup is a `statx` per PATH directory, each
+/// a cost on a slow board's boot, and a board whose kernel takes nf_tables
 /// over netlink needs neither tool. `nft` is looked for where netlink was
 /// refused or the loader is `nft`; `iptables-restore` where the backend
 /// could come out as iptables. A tool not looked for is recorded as

@@ -39,9 +39,9 @@ use crate::config::types::PortRange;
 /// xt_multiport's limit (XT_MULTI_PORTS).
 const MULTIPORT_MAX: usize = 15;
 
-/// IPv4 or IPv6.
+/// IPv4 or IPv6: which of iptables-restore and ip6tables-restore.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Family {
+pub(crate) enum IpVersion {
     V4,
     V6,
 }
@@ -65,7 +65,8 @@ impl Leftovers {
     }
 }
 
-struct Fam {
+/// What differs between the IPv4 and the IPv6 rule file.
+struct PerVersion {
     icmp: &'static str,
     /// ICMP types a WAN accepts: echo reply, destination unreachable,
     /// time exceeded, and for IPv6 packet too big and ND 133-136.
@@ -76,8 +77,9 @@ struct Fam {
     fragments: bool,
 }
 
-const V4: Fam = Fam { icmp: "-p icmp -m icmp --icmp-type", icmp_ok: &[0, 3, 11], echo_request: 8, dhcp: DHCP4, fragments: false };
-const V6: Fam = Fam {
+const V4: PerVersion =
+    PerVersion { icmp: "-p icmp -m icmp --icmp-type", icmp_ok: &[0, 3, 11], echo_request: 8, dhcp: DHCP4, fragments: false };
+const V6: PerVersion = PerVersion {
     icmp: "-p ipv6-icmp -m icmp6 --icmpv6-type",
     icmp_ok: &[1, 2, 3, 129, 133, 134, 135, 136],
     echo_request: 128,
@@ -114,7 +116,7 @@ fn services(out: &mut String, chain: &str, z: &Zone) -> fmt::Result {
     ports(out, chain, "udp", "d", &z.udp)
 }
 
-fn icmp(out: &mut String, chain: &str, f: &Fam) -> fmt::Result {
+fn icmp(out: &mut String, chain: &str, f: &PerVersion) -> fmt::Result {
     for t in f.icmp_ok {
         writeln!(out, "-A {chain} {} {t} -j ACCEPT", f.icmp)?;
     }
@@ -126,7 +128,7 @@ fn icmp(out: &mut String, chain: &str, f: &Fam) -> fmt::Result {
 /// UDP from DNS and NTP servers, both to the local port range only). A
 /// TCP or UDP match refuses a packet whose header it cannot read, and any
 /// non-first fragment (xt_tcpudp).
-fn stateless_replies(out: &mut String, chain: &str, f: &Fam, reply: PortRange) -> fmt::Result {
+fn stateless_replies(out: &mut String, chain: &str, f: &PerVersion, reply: PortRange) -> fmt::Result {
     let range = format!("{}:{}", reply.lo(), reply.hi());
     writeln!(out, "-A {chain} -p tcp -m tcp --dport {range} ! --tcp-flags SYN,ACK SYN -j ACCEPT")?;
     write!(out, "-A {chain} -p udp -m udp --dport {range} -m multiport --sports ")?;
@@ -156,16 +158,16 @@ fn pairs(out: &mut String, from: &Ifaces, to: &Ifaces, tail: &str) -> fmt::Resul
 
 /// The router's FORWARD chain (see nft.rs `forward_rules`; iptables has
 /// no flowtable, so every forwarded packet crosses these rules).
-fn forward_rules(m: &Model, f: &Fam, fam: Family, out: &mut String) -> fmt::Result {
+fn forward_rules(m: &Model, f: &PerVersion, fam: IpVersion, out: &mut String) -> fmt::Result {
     out.push_str("-A FORWARD -p tcp -m tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu\n");
     out.push_str("-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n");
     out.push_str("-A FORWARD -m conntrack --ctstate INVALID -j DROP\n");
     pairs(out, &m.lan_ifaces, &m.wan_ifaces, "-j ACCEPT")?;
     pairs(out, &m.lan_ifaces, &m.lan_ifaces, "-j ACCEPT")?;
-    if fam == Family::V4 && !m.dnat.is_empty() {
+    if fam == IpVersion::V4 && !m.dnat.is_empty() {
         pairs(out, &m.wan_ifaces, &m.lan_ifaces, "-m conntrack --ctstate DNAT -j ACCEPT")?;
     }
-    if fam == Family::V6 {
+    if fam == IpVersion::V6 {
         // RFC 4890 4.3.1: errors, and echo (see nft.rs ICMP6_FORWARD).
         for t in [1, 2, 3, 4, 128, 129] {
             pairs(out, &m.wan_ifaces, &m.lan_ifaces, &format!("{} {t} -j ACCEPT", f.icmp))?;
@@ -213,14 +215,14 @@ fn nat(m: &Model, out: &mut String) -> fmt::Result {
     Ok(())
 }
 
-fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> fmt::Result {
+fn render_family(m: &Model, fam: IpVersion, left: Leftovers, out: &mut String) -> fmt::Result {
     let f = match fam {
-        Family::V4 => &V4,
-        Family::V6 => &V6,
+        IpVersion::V4 => &V4,
+        IpVersion::V6 => &V6,
     };
     let (tool, name) = match fam {
-        Family::V4 => ("iptables-restore", "IPv4"),
-        Family::V6 => ("ip6tables-restore", "IPv6"),
+        IpVersion::V4 => ("iptables-restore", "IPv4"),
+        IpVersion::V6 => ("ip6tables-restore", "IPv6"),
     };
     let kind = match m.kind {
         Kind::Stateless => "stateless",
@@ -232,7 +234,7 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
         out.push_str("*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-F PREROUTING\n-F OUTPUT\n");
         if m.notrack_lan() {
             let local = if m.forward { " -m addrtype --dst-type LOCAL" } else { "" };
-            if m.reflection && fam == Family::V4 {
+            if m.reflection && fam == IpVersion::V4 {
                 // Reflected connections to the WAN address must be tracked.
                 for i in &m.lan_ifaces {
                     for d in &m.dnat {
@@ -257,7 +259,7 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
         out.push_str("COMMIT\n");
     }
     let forward = m.forward && m.kind != Kind::Off;
-    if fam == Family::V4 && (forward || left.nat) {
+    if fam == IpVersion::V4 && (forward || left.nat) {
         out.push_str("*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n-F PREROUTING\n-F POSTROUTING\n");
         if forward {
             nat(m, out)?;
@@ -306,16 +308,16 @@ fn render_family(m: &Model, fam: Family, left: Leftovers, out: &mut String) -> f
 
 /// Render both files into `out`; returns where the IPv6 file starts.
 pub(crate) fn render(m: &Model, left4: Leftovers, left6: Leftovers, out: &mut String) -> Result<usize, fmt::Error> {
-    render_family(m, Family::V4, left4, out)?;
+    render_family(m, IpVersion::V4, left4, out)?;
     let at = out.len();
-    render_family(m, Family::V6, left6, out)?;
+    render_family(m, IpVersion::V6, left6, out)?;
     Ok(at)
 }
 
-fn fallback_family(lan: &Ifaces, fam: Family, emergency: bool, out: &mut String) -> fmt::Result {
+fn fallback_family(lan: &Ifaces, fam: IpVersion, emergency: bool, out: &mut String) -> fmt::Result {
     let f = match fam {
-        Family::V4 => &V4,
-        Family::V6 => &V6,
+        IpVersion::V4 => &V4,
+        IpVersion::V6 => &V6,
     };
     let what = if emergency { "emergency (the profile could not be read)" } else { "fallback (the configured rule set did not load)" };
     writeln!(out, "# nasboot firewall: {what}")?;
@@ -334,17 +336,17 @@ fn fallback_family(lan: &Ifaces, fam: Family, emergency: bool, out: &mut String)
 
 /// The fallback (see nft.rs `render_fallback`); returns where IPv6 starts.
 pub(crate) fn render_fallback(lan: &Ifaces, out: &mut String) -> Result<usize, fmt::Error> {
-    fallback_family(lan, Family::V4, false, out)?;
+    fallback_family(lan, IpVersion::V4, false, out)?;
     let at = out.len();
-    fallback_family(lan, Family::V6, false, out)?;
+    fallback_family(lan, IpVersion::V6, false, out)?;
     Ok(at)
 }
 
 /// The emergency rule set (see nft.rs `render_emergency`).
 pub(crate) fn render_emergency(out: &mut String) -> Result<usize, fmt::Error> {
     let none = Ifaces::new();
-    fallback_family(&none, Family::V4, true, out)?;
+    fallback_family(&none, IpVersion::V4, true, out)?;
     let at = out.len();
-    fallback_family(&none, Family::V6, true, out)?;
+    fallback_family(&none, IpVersion::V6, true, out)?;
     Ok(at)
 }

@@ -32,7 +32,7 @@ use std::time::Duration;
 use super::backend::Backend;
 use super::model::Ifaces;
 use super::{Error, Then};
-use super::{Instead, Native, RuleSet, Via};
+use super::{Instead, Loadable, Native, Via};
 use crate::paths;
 use crate::seam::{Cmd, Output, Seams};
 
@@ -177,8 +177,8 @@ fn checked(out: Output, tool: &'static str, text: &str) -> Result<(), LoadError>
 /// Whether the kernel has IPv6 (`/proc/sys/net/ipv6` is there): the
 /// ip6tables files are loaded and saved only then. Asked where an
 /// iptables tool is about to run, or for a router's forwarding sysctls,
-/// not by every observation (a /proc read, some 1 ms of an nftables
-/// board's apply on the emulated 24K).
+/// not by every observation (a /proc read an nftables board's apply has no
+/// use for).
 pub(crate) fn kernel_has_ipv6(seams: &mut Seams<'_>) -> bool {
     seams.sysctl.get("net.ipv6.conf.all.disable_ipv6").is_ok()
 }
@@ -187,7 +187,7 @@ pub(crate) fn kernel_has_ipv6(seams: &mut Seams<'_>) -> bool {
 /// `nft -f -`, which the kernel commits whole or not at all, so there is
 /// no check pass. iptables: both families are checked
 /// (`--test`) before either loads.
-pub(crate) fn check_and_load(rs: &RuleSet, seams: &mut Seams<'_>) -> Result<(), LoadError> {
+pub(crate) fn check_and_load(rs: &Loadable, seams: &mut Seams<'_>) -> Result<(), LoadError> {
     match rs.backend {
         Backend::Nftables => match (&rs.native, rs.via) {
             (Native::Rules(r), Via::Netlink) => super::native::load(r, seams),
@@ -243,7 +243,7 @@ fn load_fallback(lan: &Ifaces, backend: Backend, via: Via, seams: &mut Seams<'_>
 /// have chosen without the ingress hooks or the flowtable) if given, and
 /// succeed; failing that, with `fallback_lan`, load the fallback and fail.
 /// A missing tool changes nothing.
-pub(crate) fn load(rules: &RuleSet, instead: Option<&Instead>, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), Error> {
+pub(crate) fn load(rules: &Loadable, instead: Option<&Instead>, fallback_lan: Option<&Ifaces>, seams: &mut Seams<'_>) -> Result<(), Error> {
     let e = match check_and_load(rules, seams) {
         Ok(()) => return Ok(()),
         Err(e) => e,
@@ -340,13 +340,13 @@ fn iptables_save(seams: &mut Seams<'_>, tool: &'static str, new: &str, text: &mu
 }
 
 /// The rule set that puts back what is loaded now, for a rollback.
-pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<RuleSet, LoadError> {
+pub(crate) fn save_previous(new: &Loadable, seams: &mut Seams<'_>) -> Result<Loadable, LoadError> {
     match new.backend {
         Backend::Nftables if new.via == Via::Netlink => {
             let saved = super::native::save(seams)?;
             let text = format!("# nasboot: the rule set before, saved through netlink ({} messages)\n", saved.starts.len());
             let v6_at = text.len();
-            Ok(RuleSet { backend: Backend::Nftables, text, v6_at, noflush: true, native: Native::Saved(saved), via: new.via })
+            Ok(Loadable { backend: Backend::Nftables, text, v6_at, noflush: true, native: Native::Saved(saved), via: new.via })
         }
         Backend::Nftables => {
             let mut text = String::from("table inet nasboot {}\ndelete table inet nasboot\n");
@@ -358,7 +358,7 @@ pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<Rule
                 text.push_str(&t);
             }
             let v6_at = text.len();
-            Ok(RuleSet { backend: Backend::Nftables, text, v6_at, noflush: true, native: Native::None, via: new.via })
+            Ok(Loadable { backend: Backend::Nftables, text, v6_at, noflush: true, native: Native::TextOnly, via: new.via })
         }
         Backend::Iptables => {
             let mut text = String::new();
@@ -367,7 +367,7 @@ pub(crate) fn save_previous(new: &RuleSet, seams: &mut Seams<'_>) -> Result<Rule
             if kernel_has_ipv6(seams) {
                 iptables_save(seams, "ip6tables-save", new.v6(), &mut text)?;
             }
-            Ok(RuleSet { backend: Backend::Iptables, text, v6_at, noflush: false, native: Native::None, via: new.via })
+            Ok(Loadable { backend: Backend::Iptables, text, v6_at, noflush: false, native: Native::TextOnly, via: new.via })
         }
     }
 }
@@ -390,7 +390,7 @@ fn write(seams: &mut Seams<'_>, path: &'static str, data: &[u8]) -> Result<(), E
 /// between polls (the real clock in `main`, a counter in tests); `say`
 /// tells the operator what to do.
 pub(crate) fn load_confirmed(
-    rules: &RuleSet,
+    rules: &Loadable,
     instead: Option<&Instead>,
     fallback_lan: Option<&Ifaces>,
     c: &Confirm<'_>,

@@ -3,7 +3,9 @@
 //! emitters, the `nft -f` text ([`nft`]) and one nf_tables batch
 //! ([`netlink`]); the iptables-restore renderer ([`iptables`]); a backend
 //! and loader choice ([`backend`]) and a careful loader ([`apply`],
-//! [`load`], [`native`]), whose failures are an [`Error`] (`error.rs`).
+//! [`load`], [`native`], with the kernel modules a batch needs loaded
+//! first, [`modules`], and the seal that tells a settled rule set,
+//! [`seal`]), whose failures are an [`Error`] (`error.rs`).
 //!
 //! # Profiles
 //!
@@ -86,13 +88,12 @@
 //! the kernel lacks an expression's module, the feature.
 //!
 //! An apply whose rule set nasboot loaded through netlink and nobody has
-//! touched since loads nothing (on the emulated 24K board that made a
-//! router's settled apply a fifth cheaper, and kept its flowtable's
-//! offloaded flows: scripts/figures-history.md, "what two changes bought"): the batch
-//! seals the table with its own digest, the ruleset generation its commit
-//! makes and its hook devices ([`netlink::Seal`]), and the observation
-//! finds the rule set loaded as
-//! it was when the table carries the digest of the batch the plan would
+//! touched since loads nothing (a reload would cost a slow board's
+//! settled apply, scripts/bench-fwload, and drop the flowtable's offloaded
+//! flows): the batch seals the table with its own digest, the ruleset
+//! generation its commit makes and its hook devices ([`seal::Seal`]), and
+//! the observation finds the rule set loaded as it was when the table
+//! carries the digest of the batch the plan would
 //! send, the kernel is still at that generation (every commit moves it
 //! on, so nothing at all was committed since: an element added, a policy
 //! changed, another table), and every device the batch hooks is still in
@@ -132,6 +133,7 @@ pub(crate) mod native;
 pub(crate) mod netlink;
 pub(crate) mod nft;
 pub(crate) mod rules;
+pub(crate) mod seal;
 
 #[cfg(test)]
 mod tests;
@@ -154,10 +156,13 @@ pub(crate) use error::{Error, Then};
 use iptables::Leftovers;
 use model::{Ifaces, Kind, Model};
 
-/// A rendered rule set. For iptables the text holds two files, IPv4 then
-/// IPv6 from `v6_at`; for nftables one file (the `inet` family covers both).
+/// A rule set rendered for a backend, ready to load: its text and, for the
+/// netlink loader, its native form ([`rules::Ruleset`] is the nftables rule
+/// set as data, before it is rendered). For iptables the text holds two
+/// files, IPv4 then IPv6 from `v6_at`; for nftables one file (the `inet`
+/// family covers both).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RuleSet {
+pub(crate) struct Loadable {
     pub backend: Backend,
     pub text: String,
     pub v6_at: usize,
@@ -173,15 +178,16 @@ pub(crate) struct RuleSet {
 /// An nftables rule set as the netlink loader takes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Native {
-    /// None (iptables).
-    None,
+    /// No native form: the text is what loads (iptables, or a copy nft
+    /// listed as text).
+    TextOnly,
     /// nasboot's own rules, encoded at load (`netlink.rs`).
     Rules(Box<rules::Ruleset>),
     /// What was loaded before, as the kernel dumped it (`--confirm`).
     Saved(crate::sys::nftnl::Sent),
 }
 
-impl RuleSet {
+impl Loadable {
     /// The nftables file, or the iptables-restore (IPv4) file.
     pub(crate) fn v4(&self) -> &str {
         &self.text[..self.v6_at]
@@ -193,44 +199,44 @@ impl RuleSet {
 }
 
 /// Render the model for a backend. Pure.
-pub(crate) fn render(m: &Model, backend: Backend, now: &Observed) -> RuleSet {
+pub(crate) fn render(m: &Model, backend: Backend, now: &Observed) -> Loadable {
     let mut text = String::with_capacity(2048);
     match backend {
         Backend::Nftables => nft_rule_set(rules::build(m), text, now.via),
         Backend::Iptables => {
             let v6_at = iptables::render(m, now.left4, now.left6, &mut text).expect("writing to a String");
-            RuleSet { backend, text, v6_at, noflush: true, native: Native::None, via: now.via }
+            Loadable { backend, text, v6_at, noflush: true, native: Native::TextOnly, via: now.via }
         }
     }
 }
 
 /// An nftables rule set: its text, and the rules for the netlink loader.
-fn nft_rule_set(rs: rules::Ruleset, mut text: String, via: Via) -> RuleSet {
+fn nft_rule_set(rs: rules::Ruleset, mut text: String, via: Via) -> Loadable {
     nft::render(&rs, &mut text).expect("writing to a String");
-    RuleSet { backend: Backend::Nftables, v6_at: text.len(), text, noflush: true, native: Native::Rules(Box::new(rs)), via }
+    Loadable { backend: Backend::Nftables, v6_at: text.len(), text, noflush: true, native: Native::Rules(Box::new(rs)), via }
 }
 
 /// The fallback rule set: loopback and `lan` accepted, all else dropped.
-pub(crate) fn fallback(lan: &Ifaces, backend: Backend, via: Via) -> RuleSet {
+pub(crate) fn fallback(lan: &Ifaces, backend: Backend, via: Via) -> Loadable {
     let mut text = String::with_capacity(512);
     match backend {
         Backend::Nftables => nft_rule_set(rules::fallback(lan), text, via),
         Backend::Iptables => {
             let v6_at = iptables::render_fallback(lan, &mut text).expect("writing to a String");
-            RuleSet { backend, text, v6_at, noflush: true, native: Native::None, via }
+            Loadable { backend, text, v6_at, noflush: true, native: Native::TextOnly, via }
         }
     }
 }
 
 /// The emergency rule set, for a profile that cannot be read (see the
 /// module documentation).
-pub(crate) fn emergency(backend: Backend, via: Via) -> RuleSet {
+pub(crate) fn emergency(backend: Backend, via: Via) -> Loadable {
     let mut text = String::with_capacity(512);
     match backend {
         Backend::Nftables => nft_rule_set(rules::emergency(), text, via),
         Backend::Iptables => {
             let v6_at = iptables::render_emergency(&mut text).expect("writing to a String");
-            RuleSet { backend, text, v6_at, noflush: true, native: Native::None, via }
+            Loadable { backend, text, v6_at, noflush: true, native: Native::TextOnly, via }
         }
     }
 }
@@ -239,7 +245,7 @@ pub(crate) fn emergency(backend: Backend, via: Via) -> RuleSet {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Action {
     Load {
-        rules: RuleSet,
+        rules: Loadable,
         /// The LAN interfaces the fallback accepts; None for the `off`
         /// profile, which needs no fallback.
         fallback_lan: Option<Ifaces>,
@@ -260,7 +266,7 @@ pub(crate) enum Action {
 /// chose, and what it is, for the log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Instead {
-    pub rules: RuleSet,
+    pub rules: Loadable,
     /// What it is, for the log: "the input chain instead (hook = \"auto\")".
     pub what: &'static str,
 }
@@ -441,8 +447,8 @@ pub(crate) fn observe(p: &Profile, all_links: Option<&[LinkInfo]>, seams: &mut S
     let backend = backend::choose(fw.backend, offer);
     // The iptables tables matter to the iptables backend only (what its
     // rule set cleans up, and whether `off` has anything to unload): an
-    // nftables board does not read them (two /proc/net files, some 3 ms
-    // of a boot on the emulated 24K).
+    // nftables board does not read them (two /proc/net files a slow board
+    // would read at every boot for nothing; scripts/bench-boot).
     let (left4, left6, tables_complete) = match backend {
         Backend::Iptables => iptables_loaded(legacy, dumped.as_ref(), seams),
         Backend::Nftables => (Leftovers::default(), Leftovers::default(), false),
@@ -605,7 +611,8 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     // do (with the forwarding sysctls as they should be). Told from the
     // rules alone, before any text is rendered: a settled boot renders
     // none (the text of the router's rule set and of its input-chain
-    // alternative were 8 ms of its settled apply on the emulated 24K).
+    // alternative are work a slow board would pay at every settled apply;
+    // scripts/bench-fwload).
     let mut built = None;
     if let (Backend::Nftables, Via::Netlink, Some(loaded), true) = (backend, now.via, &now.loaded, then.is_empty()) {
         let rs = rules::build(&m);

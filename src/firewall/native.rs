@@ -4,7 +4,7 @@
 //! profile key and, where the kernel lacks a module, the feature; and the
 //! copy of what is loaded that `--confirm` rolls back to; and whether
 //! the rule set nasboot loaded is still loaded as it was ([`loaded`],
-//! with the seal of [`netlink::Seal`]), so that an apply of the same
+//! with the seal of [`seal::Seal`]), so that an apply of the same
 //! rule set has nothing to do.
 //!
 //! There is no check pass: the kernel's verdict on the batch is the
@@ -16,7 +16,8 @@ use std::fmt;
 
 use super::load::LoadError;
 use super::netlink::{self, Origin};
-use super::rules::{Family, Ruleset, FILTER_TABLE, NAT_TABLE};
+use super::rules::{Ruleset, TableFamily, FILTER_TABLE, NAT_TABLE};
+use super::seal;
 use crate::seam::nftables::{CommitError, Tables};
 use crate::seam::Seams;
 use crate::sys::nftnl::{self as nl, Order, Sent, Writer};
@@ -48,7 +49,7 @@ impl fmt::Display for Refusal {
         let missing = self.errno == nix::libc::ENOENT || self.errno == nix::libc::EOPNOTSUPP;
         let hint = match self.expr.as_deref() {
             _ if !missing => return Ok(()),
-            Some(e) => return write!(f, "; this kernel has no `{e}` expression ({})", nl::Modules::holding(e)),
+            Some(e) => return write!(f, "; this kernel has no `{e}` expression ({})", super::modules::holding(e)),
             None if self.what.starts_with("flowtable") => {
                 "one of its devices is not there yet (the flowtable hooks each when it loads), or this kernel has no flowtable (nf_flow_table_inet)"
             }
@@ -133,7 +134,7 @@ fn next_generation(g: u32) -> u32 {
 
 /// nasboot's rule set as loaded, when nothing has been committed since
 /// nasboot loaded it: the digest its seal carries, and the hook devices
-/// its tables have now (see [`netlink::Seal`]).
+/// its tables have now (see [`seal::Seal`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Loaded {
     pub digest: u64,
@@ -141,7 +142,8 @@ pub(crate) struct Loaded {
 }
 
 /// Read what [`Loaded`] holds, asking the kernel as little as it can
-/// (each request is some 6 ms of guest time on the emulated 24K board):
+/// (each request is a round trip a slow board pays at every apply;
+/// scripts/bench-fwload measures an apply):
 /// the seal of nasboot's `inet` table, from the tables' dump the
 /// observation made; the generation, whose low 16 bits that dump gave,
 /// then all 32 (one request); and, only when the sealed batch hooks
@@ -151,17 +153,17 @@ pub(crate) struct Loaded {
 /// read: then the rule set is loaded again.
 pub(crate) fn loaded(tables: &Tables, seams: &mut Seams<'_>) -> Option<Loaded> {
     let (_, udata) = tables.udata.iter().find(|((f, n), _)| *f == nl::NFPROTO_INET && n == FILTER_TABLE)?;
-    let seal = netlink::Seal::read(udata)?;
+    let seal = seal::Seal::read(udata)?;
     if seal.generation as u16 != tables.generation || seams.nft.generation().ok()? != seal.generation {
         return None;
     }
     let mut hook_devices = 0;
     if seal.hook_devices != 0 {
-        for get in [nl::GETCHAIN, nl::GETFLOWTABLE] {
+        for get in [nl::NFT_MSG_GETCHAIN, nl::NFT_MSG_GETFLOWTABLE] {
             seams
                 .nft
                 .dump(get, nl::NFPROTO_INET, FILTER_TABLE, None, &mut |kind, attrs| {
-                    netlink::hooked(kind, attrs, Order::HOST, &mut hook_devices)
+                    seal::hooked(kind, attrs, Order::HOST, &mut hook_devices)
                 })
                 .ok()?;
         }
@@ -195,13 +197,17 @@ pub(crate) fn load_saved(saved: &Sent, seams: &mut Seams<'_>) -> Result<(), Load
 pub(crate) fn save(seams: &mut Seams<'_>) -> Result<Sent, LoadError> {
     let tables = seams.nft.tables().map_err(LoadError::Netlink)?.ids;
     let mut w = Writer::batch(Order::HOST, seams.nft.next_seq());
-    for (family, name) in [(Family::Inet, FILTER_TABLE), (Family::Ip, NAT_TABLE)] {
-        let fam = if family == Family::Inet { nl::NFPROTO_INET } else { nl::NFPROTO_IPV4 };
+    for (family, name) in [(TableFamily::Inet, FILTER_TABLE), (TableFamily::Ip, NAT_TABLE)] {
+        let fam = if family == TableFamily::Inet { nl::NFPROTO_INET } else { nl::NFPROTO_IPV4 };
         let exists = tables.iter().any(|(f, n)| *f == fam && n == name);
-        let kinds: &[u8] = if exists { &[nl::NEWTABLE, nl::DELTABLE, nl::NEWTABLE] } else { &[nl::NEWTABLE, nl::DELTABLE] };
+        let kinds: &[u8] = if exists {
+            &[nl::NFT_MSG_NEWTABLE, nl::NFT_MSG_DELTABLE, nl::NFT_MSG_NEWTABLE]
+        } else {
+            &[nl::NFT_MSG_NEWTABLE, nl::NFT_MSG_DELTABLE]
+        };
         for kind in kinds {
             w.msg(*kind, fam, 0);
-            w.put_str(nl::TABLE_NAME, name);
+            w.put_str(nl::NFTA_TABLE_NAME, name);
         }
         if !exists {
             continue;
@@ -209,8 +215,9 @@ pub(crate) fn save(seams: &mut Seams<'_>) -> Result<Sent, LoadError> {
         // Every set before any element, as nft sends them.
         let mut sets: Vec<String> = Vec::new();
         let mut set_id = 0;
-        for get in [nl::GETCHAIN, nl::GETSET, nl::GETSETELEM, nl::GETFLOWTABLE, nl::GETRULE] {
-            let names: Vec<Option<&str>> = if get == nl::GETSETELEM { sets.iter().map(|s| Some(s.as_str())).collect() } else { vec![None] };
+        for get in [nl::NFT_MSG_GETCHAIN, nl::NFT_MSG_GETSET, nl::NFT_MSG_GETSETELEM, nl::NFT_MSG_GETFLOWTABLE, nl::NFT_MSG_GETRULE] {
+            let names: Vec<Option<&str>> =
+                if get == nl::NFT_MSG_GETSETELEM { sets.iter().map(|s| Some(s.as_str())).collect() } else { vec![None] };
             let mut found = Vec::new();
             for set in names {
                 seams
@@ -218,13 +225,13 @@ pub(crate) fn save(seams: &mut Seams<'_>) -> Result<Sent, LoadError> {
                     .dump(get, fam, name, set, &mut |kind, attrs| {
                         set_id += 1;
                         nl::replay(&mut w, kind, fam, attrs, Order::HOST, set_id);
-                        if kind == nl::NEWSET {
-                            found.push(nl::find(attrs, Order::HOST, nl::SET_NAME).map(nl::str_value).unwrap_or_default().to_string());
+                        if kind == nl::NFT_MSG_NEWSET {
+                            found.push(nl::find(attrs, Order::HOST, nl::NFTA_SET_NAME).map(nl::str_value).unwrap_or_default().to_string());
                         }
                     })
                     .map_err(LoadError::Netlink)?;
             }
-            if get == nl::GETSET {
+            if get == nl::NFT_MSG_GETSET {
                 sets = found;
             }
         }

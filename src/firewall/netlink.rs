@@ -15,10 +15,46 @@
 //! so that `nft list ruleset` on a board that has nft shows the same
 //! rules. The encoding itself is `crate::sys::nftnl`'s.
 
-use super::rules::{Base, Family, Hook, Item, PortMatch, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_BURST, LOG_PREFIX};
+use super::modules::{Module, Modules};
+use super::rules::{
+    Base, Chain, Hook, Icmp, Instance, Item, Names, PortMatch, Replace, Rule, Ruleset, Set, TableFamily, Verdict, FLOWTABLE, L4, LOG_BURST,
+    LOG_PREFIX,
+};
+use super::seal::{self, hook_device, SEAL_LEN, SEAL_TYPE};
 use crate::config::firewall::Proto;
 use crate::config::types::{IfName, IpNet};
 use crate::sys::nftnl::{self as nl, Expr, Order, Sent, Udata, Writer};
+
+// Protocol numbers (linux/in.h, linux/in6.h).
+const IPPROTO_ICMP: u8 = 1;
+const IPPROTO_TCP: u8 = 6;
+const IPPROTO_UDP: u8 = 17;
+const IPPROTO_ICMPV6: u8 = 58;
+// Offsets into the IPv4 header (struct iphdr): frag_off, protocol, saddr
+// and daddr.
+const IPHDR_FRAG_OFF: u32 = 6;
+const IPHDR_PROTOCOL: u32 = 9;
+const IPHDR_SADDR: u32 = 12;
+const IPHDR_DADDR: u32 = 16;
+/// The IPv6 fragment header (NEXTHDR_FRAGMENT, net/ipv6.h), and the
+/// offset of its frag_off field (struct frag_hdr).
+const NEXTHDR_FRAGMENT: u8 = 44;
+const FRAG_HDR_FRAG_OFF: u32 = 2;
+// Offsets into the transport header: the UDP and TCP ports (struct
+// udphdr, struct tcphdr), the TCP flags' byte, the ICMP type.
+const TH_SOURCE: u32 = 0;
+const TH_DEST: u32 = 2;
+const TCPHDR_FLAGS: u32 = 13;
+const ICMPHDR_TYPE: u32 = 0;
+/// The TCP MSS option (TCPOPT_MSS, net/tcp.h): its value, 2 bytes after
+/// its kind and length.
+const TCPOPT_MSS: u8 = 2;
+const TCPOPT_MSS_VALUE: u32 = 2;
+/// An interface name as meta loads it (IFNAMSIZ), and a port's length.
+const IFNAMSIZ: usize = 16;
+const PORT_LEN: u32 = 2;
+/// The limit's unit: a minute, in seconds.
+const MINUTE: u64 = 60;
 
 /// What each message of a batch came from, to name it in an error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,48 +77,7 @@ pub(crate) struct Encoded {
     /// and the flowtable that hook them were written.
     hooks: u64,
     /// The kernel modules it needs.
-    pub modules: nl::Modules,
-}
-
-/// nasboot's userdata record in the first table it fills (a record as
-/// nft writes userdata: a type byte nft does not use, a length byte,
-/// then the value): the digest of the batch ([`nl::digest`], with this
-/// record zeroed), the ruleset generation its commit makes and the
-/// batch's hook devices ([`Encoded::hook_devices`]), little-endian. A
-/// later apply finds its rule set loaded and untouched when the table
-/// carries the digest of the batch it would send, the kernel is still at
-/// that generation (every commit moves it on, so no change at all has
-/// been committed since), and every hook device of the batch is still
-/// bound (a device that goes away leaves without a commit). Nothing else
-/// changes nf_tables: the rule sets have no dynamic sets or timeouts. A
-/// kernel before 5.13 keeps no table userdata, so there every apply
-/// loads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Seal {
-    pub digest: u64,
-    pub generation: u32,
-    pub hook_devices: u64,
-}
-
-const SEAL_TYPE: u8 = b'n';
-const SEAL_LEN: usize = 2 + 8 + 4 + 8;
-
-impl Seal {
-    /// The seal in a table's userdata, if it carries one.
-    pub(crate) fn read(udata: &[u8]) -> Option<Seal> {
-        let mut rest = udata;
-        while let [kind, len, tail @ ..] = rest {
-            let (value, next) = tail.split_at_checked(usize::from(*len))?;
-            if *kind == SEAL_TYPE && value.len() == SEAL_LEN - 2 {
-                let digest = u64::from_le_bytes(value[..8].try_into().ok()?);
-                let generation = u32::from_le_bytes(value[8..12].try_into().ok()?);
-                let hook_devices = u64::from_le_bytes(value[12..].try_into().ok()?);
-                return Some(Seal { digest, generation, hook_devices });
-            }
-            rest = next;
-        }
-        None
-    }
+    pub modules: Modules,
 }
 
 impl Encoded {
@@ -93,7 +88,7 @@ impl Encoded {
     /// The digest of the batch as [`encode`] gives it, its seal zeroed
     /// (once sealed, the digest is the seal's).
     pub(crate) fn digest(&self) -> u64 {
-        nl::digest(&self.sent)
+        seal::digest(&self.sent)
     }
 
     /// Write the seal, once: the batch's digest, `generation`, the
@@ -120,36 +115,15 @@ impl Encoded {
     #[cfg(test)]
     pub(crate) fn hook_devices_sent(&self, order: Order) -> u64 {
         let mut sum = 0;
-        nl::messages(&self.sent, order, &mut |kind, attrs| hooked(kind, attrs, order, &mut sum));
+        nl::messages(&self.sent, order, &mut |kind, attrs| seal::hooked(kind, attrs, order, &mut sum));
         sum
     }
 }
 
-/// One hook device of table `table`'s chain or flowtable `name`, as a
-/// number: their FNV-1a digest.
-pub(crate) fn hook_device(table: &str, name: &str, dev: &str) -> u64 {
-    [table, name, dev].iter().fold(nl::FNV_START, |h, part| nl::fnv(h, part.as_bytes()) ^ 0xff)
-}
-
-/// The devices an object hooks (a dump's reply or a batch's message),
-/// added to `sum` ([`hook_device`]; a sum, so that the order of the
-/// devices and of the objects does not matter).
-pub(crate) fn hooked(kind: u8, attrs: &[u8], order: Order, sum: &mut u64) {
-    let table = nl::find(attrs, order, 1).map(nl::str_value).unwrap_or_default();
-    let name = match kind {
-        nl::NEWCHAIN => nl::find(attrs, order, nl::CHAIN_NAME),
-        nl::NEWFLOWTABLE => nl::find(attrs, order, nl::FLOWTABLE_NAME),
-        _ => return,
-    }
-    .map(nl::str_value)
-    .unwrap_or_default();
-    nl::hook_devices(kind, attrs, order, &mut |dev| *sum = sum.wrapping_add(hook_device(table, name, dev)));
-}
-
-fn nfproto(f: Family) -> u8 {
+fn nfproto(f: TableFamily) -> u8 {
     match f {
-        Family::Inet => nl::NFPROTO_INET,
-        Family::Ip => nl::NFPROTO_IPV4,
+        TableFamily::Inet => nl::NFPROTO_INET,
+        TableFamily::Ip => nl::NFPROTO_IPV4,
     }
 }
 
@@ -160,22 +134,24 @@ struct Enc {
     seal_at: Option<usize>,
     /// The hook devices so far ([`Encoded::hook_devices`]).
     hooks: u64,
+    /// The kernel modules what was written needs.
+    modules: Modules,
 }
 
 /// Encode `rs` as one batch, its messages numbered from `seq`, its seal
 /// zeroed ([`Encoded::seal`] writes it). Pure.
 pub(crate) fn encode(rs: &Ruleset, order: Order, seq: u32) -> Encoded {
-    let mut e = Enc { w: Writer::batch(order, seq), origins: Vec::new(), set_id: 0, seal_at: None, hooks: 0 };
+    let modules = Modules::default().with(Module::NfTables);
+    let mut e = Enc { w: Writer::batch(order, seq), origins: Vec::new(), set_id: 0, seal_at: None, hooks: 0, modules };
     for (ti, t) in rs.tables.iter().enumerate() {
         e.table(rs, ti, t);
     }
-    let modules = e.w.modules();
-    Encoded { sent: e.w.finish_batch(), origins: e.origins, seal_at: e.seal_at, hooks: e.hooks, modules }
+    Encoded { sent: e.w.finish_batch(), origins: e.origins, seal_at: e.seal_at, hooks: e.hooks, modules: e.modules }
 }
 
 /// An interface name as meta loads it: 16 bytes, NUL padded.
-fn ifname(n: &IfName) -> [u8; 16] {
-    let mut b = [0; 16];
+fn ifname(n: &IfName) -> [u8; IFNAMSIZ] {
+    let mut b = [0; IFNAMSIZ];
     b[..n.as_str().len()].copy_from_slice(n.as_str().as_bytes());
     b
 }
@@ -189,13 +165,22 @@ fn port_keys(ports: &[u16]) -> Vec<u8> {
 
 fn proto_num(p: Proto) -> u8 {
     match p {
-        Proto::Tcp => 6,
-        Proto::Udp => 17,
+        Proto::Tcp => IPPROTO_TCP,
+        Proto::Udp => IPPROTO_UDP,
     }
 }
 
-/// An anonymous set's key: its type, length, and nft's userdata.
-struct AnonKey {
+/// What NEWSET makes: a named set, or an anonymous constant set or
+/// verdict map of `size` elements.
+#[derive(Clone, Copy)]
+enum SetKind {
+    Named,
+    Constant { size: u32 },
+    VerdictMap { size: u32 },
+}
+
+/// A set's key: its type, length, and nft's userdata.
+struct SetKey {
     ty: u32,
     len: u32,
     udata: Udata,
@@ -208,151 +193,196 @@ struct Deps {
     l4: Option<u8>,
 }
 
+/// The table whose rules are being written.
+struct TableCx<'t> {
+    rs: &'t Ruleset,
+    family: TableFamily,
+    name: &'t str,
+    /// The batch id of the table's named set of that name.
+    named: &'t dyn Fn(&str) -> u32,
+}
+
+/// One rule being lowered: what its items read, and what it has written.
+struct RuleCx<'r> {
+    rs: &'r Ruleset,
+    /// The LAN interface or port forward the rule stands for.
+    of: Instance,
+    family: TableFamily,
+    /// The ids of the rule's anonymous sets, in the order it looks them up.
+    ids: std::vec::IntoIter<u32>,
+    named: &'r dyn Fn(&str) -> u32,
+    deps: Deps,
+}
+
 impl Enc {
     fn order(&self) -> Order {
         self.w.order()
     }
 
+    /// One expression, and the modules it needs.
+    fn expr(&mut self, e: &Expr<'_>) {
+        self.modules = self.modules.with_expr(e);
+        self.w.expr(e);
+    }
+
+    /// Table `ti`, replaced: created empty, deleted, then, with a body,
+    /// defined again with its chains, named sets, flowtable and rules.
     fn table(&mut self, rs: &Ruleset, ti: usize, t: &Replace) {
         let fam = nfproto(t.family);
-        for kind in [nl::NEWTABLE, nl::DELTABLE] {
+        for kind in [nl::NFT_MSG_NEWTABLE, nl::NFT_MSG_DELTABLE] {
             let seq = self.w.msg(kind, fam, 0);
-            self.w.put_str(nl::TABLE_NAME, t.name);
-            if kind == nl::NEWTABLE {
-                self.w.put_be32(nl::TABLE_FLAGS, 0);
+            self.w.put_str(nl::NFTA_TABLE_NAME, t.name);
+            if kind == nl::NFT_MSG_NEWTABLE {
+                self.w.put_be32(nl::NFTA_TABLE_FLAGS, 0);
             }
             self.origins.push((seq, Origin::Table { table: ti }));
         }
         let Some(body) = &t.body else { return };
-        let seq = self.w.msg(nl::NEWTABLE, fam, 0);
-        self.w.put_str(nl::TABLE_NAME, t.name);
-        self.w.put_be32(nl::TABLE_FLAGS, 0);
+        let seq = self.w.msg(nl::NFT_MSG_NEWTABLE, fam, 0);
+        self.w.put_str(nl::NFTA_TABLE_NAME, t.name);
+        self.w.put_be32(nl::NFTA_TABLE_FLAGS, 0);
         if self.seal_at.is_none() {
             let mut record = [0; SEAL_LEN];
             record[..2].copy_from_slice(&[SEAL_TYPE, (SEAL_LEN - 2) as u8]);
-            self.seal_at = Some(self.w.put_at(nl::TABLE_USERDATA, &record));
+            self.seal_at = Some(self.w.put_at(nl::NFTA_TABLE_USERDATA, &record));
         }
         self.origins.push((seq, Origin::Table { table: ti }));
         for (ci, c) in body.chains.iter().enumerate() {
-            let seq = self.w.msg(nl::NEWCHAIN, fam, nl::NLM_F_CREATE);
-            self.w.put_str(nl::CHAIN_TABLE, t.name);
-            self.w.put_str(nl::CHAIN_NAME, &c.name);
-            if let Some(b) = &c.base {
-                self.base(b);
-                if let Hook::Ingress(dev) = &b.hook {
-                    self.hooks = self.hooks.wrapping_add(hook_device(t.name, &c.name, dev.as_str()));
-                }
-            }
+            let seq = self.chain(t.name, fam, c);
             self.origins.push((seq, Origin::Chain { table: ti, chain: ci }));
         }
         let first_named = self.set_id + 1;
         for (si, s) in body.sets.iter().enumerate() {
-            self.set_id += 1;
-            let u = nl::udata_key(self.order(), nl::BYTEORDER_BIG, &[]);
-            let seq = self.new_set(fam, t.name, s.name, nl::TYPE_INET_SERVICE, 2, None, &u);
-            self.origins.push((seq, Origin::Set { table: ti, set: si }));
-            let keys = port_keys(&s.ports);
-            let seq = self.elements(fam, t.name, s.name, 2, &keys, &[]);
-            self.origins.push((seq, Origin::Set { table: ti, set: si }));
+            for seq in self.named_set(t.name, fam, s) {
+                self.origins.push((seq, Origin::Set { table: ti, set: si }));
+            }
         }
         if body.flowtable {
-            let seq = self.w.msg(nl::NEWFLOWTABLE, fam, nl::NLM_F_CREATE);
-            // The flowtable type of the family; nasboot's is in its inet table.
-            if fam == nl::NFPROTO_INET {
-                self.w.uses(nl::Modules::FLOWTABLE_INET);
-            }
-            self.w.put_str(nl::FLOWTABLE_TABLE, t.name);
-            self.w.put_str(nl::FLOWTABLE_NAME, FLOWTABLE);
-            let h = self.w.nest(nl::FLOWTABLE_HOOK);
-            self.w.put_be32(nl::FLOWTABLE_HOOK_NUM, 0);
-            self.w.put_be32(nl::FLOWTABLE_HOOK_PRIORITY, 0);
-            let d = self.w.nest(nl::FLOWTABLE_HOOK_DEVS);
-            // nft sends the devices in the reverse of the file's order.
-            for dev in rs.wan.iter().rev().chain(rs.lan.iter().rev()) {
-                self.w.put_str(nl::DEVICE_NAME, dev.as_str());
-                self.hooks = self.hooks.wrapping_add(hook_device(t.name, FLOWTABLE, dev.as_str()));
-            }
-            self.w.end(d);
-            self.w.end(h);
-            self.w.put_be32(nl::FLOWTABLE_FLAGS, 0);
+            let seq = self.flowtable(rs, t.name, fam);
             self.origins.push((seq, Origin::Flowtable { table: ti }));
         }
+        let named = |name: &str| body.sets.iter().position(|s| s.name == name).map_or(0, |i| first_named + i as u32);
+        let tcx = TableCx { rs, family: t.family, name: t.name, named: &named };
         for (ci, c) in body.chains.iter().enumerate() {
             for (ri, r) in c.rules.iter().enumerate() {
-                let named = |name: &str| body.sets.iter().position(|s| s.name == name).map_or(0, |i| first_named + i as u32);
-                let seq = self.rule(rs, t.family, t.name, &c.name, r, &named);
+                let seq = self.rule(&tcx, &c.name, r);
                 self.origins.push((seq, Origin::Rule { table: ti, chain: ci, rule: ri }));
             }
         }
     }
 
-    fn base(&mut self, b: &Base) {
-        self.w.put_str(nl::CHAIN_TYPE, if b.nat { "nat" } else { "filter" });
-        if b.nat {
-            self.w.uses(nl::Modules::CHAIN_NAT);
+    /// NEWCHAIN, with its hook if it is a base chain.
+    fn chain(&mut self, table: &str, fam: u8, c: &Chain) -> u32 {
+        let seq = self.w.msg(nl::NFT_MSG_NEWCHAIN, fam, nl::NLM_F_CREATE);
+        self.w.put_str(nl::NFTA_CHAIN_TABLE, table);
+        self.w.put_str(nl::NFTA_CHAIN_NAME, &c.name);
+        if let Some(b) = &c.base {
+            self.base(b);
+            if let Hook::Ingress(dev) = &b.hook {
+                self.hooks = self.hooks.wrapping_add(hook_device(table, &c.name, dev.as_str()));
+            }
         }
-        self.w.put_be32(nl::CHAIN_POLICY, if b.accept { nl::VERDICT_ACCEPT } else { nl::VERDICT_DROP });
-        let h = self.w.nest(nl::CHAIN_HOOK);
+        seq
+    }
+
+    /// A named set of ports: NEWSET, then NEWSETELEM.
+    fn named_set(&mut self, table: &str, fam: u8, s: &Set) -> [u32; 2] {
+        self.set_id += 1;
+        let key = SetKey { ty: nl::TYPE_INET_SERVICE, len: PORT_LEN, udata: nl::udata_key(self.order(), nl::BYTEORDER_BIG_ENDIAN, &[]) };
+        let set = self.new_set(fam, table, s.name, &key, SetKind::Named);
+        let keys = port_keys(&s.ports);
+        [set, self.elements(fam, table, s.name, PORT_LEN as usize, &keys, &[])]
+    }
+
+    /// NEWFLOWTABLE over the LAN and WAN devices, on the ingress hook.
+    fn flowtable(&mut self, rs: &Ruleset, table: &str, fam: u8) -> u32 {
+        let seq = self.w.msg(nl::NFT_MSG_NEWFLOWTABLE, fam, nl::NLM_F_CREATE);
+        // The flowtable type of the family; nasboot's is in its inet table.
+        if fam == nl::NFPROTO_INET {
+            self.modules = self.modules.with(Module::NfFlowTableInet);
+        }
+        self.w.put_str(nl::NFTA_FLOWTABLE_TABLE, table);
+        self.w.put_str(nl::NFTA_FLOWTABLE_NAME, FLOWTABLE);
+        let h = self.w.nest(nl::NFTA_FLOWTABLE_HOOK);
+        self.w.put_be32(nl::NFTA_FLOWTABLE_HOOK_NUM, nl::NF_NETDEV_INGRESS);
+        self.w.put_be32(nl::NFTA_FLOWTABLE_HOOK_PRIORITY, 0);
+        let d = self.w.nest(nl::NFTA_FLOWTABLE_HOOK_DEVS);
+        // nft sends the devices in the reverse of the file's order.
+        for dev in rs.wan.iter().rev().chain(rs.lan.iter().rev()) {
+            self.w.put_str(nl::NFTA_DEVICE_NAME, dev.as_str());
+            self.hooks = self.hooks.wrapping_add(hook_device(table, FLOWTABLE, dev.as_str()));
+        }
+        self.w.end(d);
+        self.w.end(h);
+        self.w.put_be32(nl::NFTA_FLOWTABLE_FLAGS, 0);
+        seq
+    }
+
+    fn base(&mut self, b: &Base) {
+        self.w.put_str(nl::NFTA_CHAIN_TYPE, if b.nat { "nat" } else { "filter" });
+        if b.nat {
+            self.modules = self.modules.with(Module::NftChainNat);
+        }
+        self.w.put_be32(nl::NFTA_CHAIN_POLICY, if b.accept { nl::NF_ACCEPT } else { nl::NF_DROP });
+        let h = self.w.nest(nl::NFTA_CHAIN_HOOK);
         let num = match b.hook {
-            Hook::Prerouting => nl::HOOK_PREROUTING,
-            Hook::Input => nl::HOOK_INPUT,
-            Hook::Forward => nl::HOOK_FORWARD,
-            Hook::Output => nl::HOOK_OUTPUT,
-            Hook::Postrouting => nl::HOOK_POSTROUTING,
-            Hook::Ingress(_) => nl::HOOK_INGRESS,
+            Hook::Prerouting => nl::NF_INET_PRE_ROUTING,
+            Hook::Input => nl::NF_INET_LOCAL_IN,
+            Hook::Forward => nl::NF_INET_FORWARD,
+            Hook::Output => nl::NF_INET_LOCAL_OUT,
+            Hook::Postrouting => nl::NF_INET_POST_ROUTING,
+            Hook::Ingress(_) => nl::NF_INET_INGRESS,
         };
-        self.w.put_be32(nl::HOOK_HOOKNUM, num);
-        self.w.put_be32(nl::HOOK_PRIORITY, b.priority as u32);
+        self.w.put_be32(nl::NFTA_HOOK_HOOKNUM, num);
+        self.w.put_be32(nl::NFTA_HOOK_PRIORITY, b.priority as u32);
         if let Hook::Ingress(dev) = &b.hook {
-            self.w.put_str(nl::HOOK_DEV, dev.as_str());
+            self.w.put_str(nl::NFTA_HOOK_DEV, dev.as_str());
         }
         self.w.end(h);
     }
 
-    /// NEWSET: `desc` is the element count of an anonymous set (a
-    /// constant one; a map if it has `data`), None for a named one.
-    #[allow(clippy::too_many_arguments)]
-    fn new_set(&mut self, fam: u8, table: &str, name: &str, ty: u32, len: u32, desc: Option<(u32, bool)>, u: &Udata) -> u32 {
-        let seq = self.w.msg(nl::NEWSET, fam, nl::NLM_F_CREATE);
-        self.w.put_str(nl::SET_TABLE, table);
-        self.w.put_str(nl::SET_NAME, name);
-        let flags = match desc {
-            None => 0,
-            Some((_, false)) => nl::SET_ANONYMOUS | nl::SET_CONSTANT,
-            Some((_, true)) => nl::SET_ANONYMOUS | nl::SET_CONSTANT | nl::SET_MAP,
+    /// NEWSET of a set of `kind`.
+    fn new_set(&mut self, fam: u8, table: &str, name: &str, key: &SetKey, kind: SetKind) -> u32 {
+        let seq = self.w.msg(nl::NFT_MSG_NEWSET, fam, nl::NLM_F_CREATE);
+        self.w.put_str(nl::NFTA_SET_TABLE, table);
+        self.w.put_str(nl::NFTA_SET_NAME, name);
+        let (flags, size) = match kind {
+            SetKind::Named => (0, None),
+            SetKind::Constant { size } => (nl::NFT_SET_ANONYMOUS | nl::NFT_SET_CONSTANT, Some(size)),
+            SetKind::VerdictMap { size } => (nl::NFT_SET_ANONYMOUS | nl::NFT_SET_CONSTANT | nl::NFT_SET_MAP, Some(size)),
         };
-        self.w.put_be32(nl::SET_FLAGS, flags);
-        self.w.put_be32(nl::SET_KEY_TYPE, ty);
-        self.w.put_be32(nl::SET_KEY_LEN, len);
-        if let Some((_, true)) = desc {
-            self.w.put_be32(nl::SET_DATA_TYPE, nl::DATA_VERDICT_TYPE);
-            self.w.put_be32(nl::SET_DATA_LEN, 0);
+        self.w.put_be32(nl::NFTA_SET_FLAGS, flags);
+        self.w.put_be32(nl::NFTA_SET_KEY_TYPE, key.ty);
+        self.w.put_be32(nl::NFTA_SET_KEY_LEN, key.len);
+        if let SetKind::VerdictMap { .. } = kind {
+            self.w.put_be32(nl::NFTA_SET_DATA_TYPE, nl::NFT_DATA_VERDICT);
+            self.w.put_be32(nl::NFTA_SET_DATA_LEN, 0);
         }
-        self.w.put_be32(nl::SET_ID, self.set_id);
-        if let Some((size, _)) = desc {
-            let d = self.w.nest(nl::SET_DESC);
-            self.w.put_be32(nl::SET_DESC_SIZE, size);
+        self.w.put_be32(nl::NFTA_SET_ID, self.set_id);
+        if let Some(size) = size {
+            let d = self.w.nest(nl::NFTA_SET_DESC);
+            self.w.put_be32(nl::NFTA_SET_DESC_SIZE, size);
             self.w.end(d);
         }
-        self.w.put(nl::SET_USERDATA, u);
+        self.w.put(nl::NFTA_SET_USERDATA, &key.udata);
         seq
     }
 
     /// NEWSETELEM: the keys, `len` bytes each, one after the other in
     /// `keys`; in a map, each with its verdict.
     fn elements(&mut self, fam: u8, table: &str, set: &str, len: usize, keys: &[u8], verdicts: &[(u32, Option<&str>)]) -> u32 {
-        let seq = self.w.msg(nl::NEWSETELEM, fam, nl::NLM_F_CREATE);
-        self.w.put_str(nl::SET_ELEM_LIST_TABLE, table);
-        self.w.put_str(nl::SET_ELEM_LIST_SET, set);
-        self.w.put_be32(nl::SET_ELEM_LIST_SET_ID, self.set_id);
-        let list = self.w.nest(nl::SET_ELEM_LIST_ELEMENTS);
+        let seq = self.w.msg(nl::NFT_MSG_NEWSETELEM, fam, nl::NLM_F_CREATE);
+        self.w.put_str(nl::NFTA_SET_ELEM_LIST_TABLE, table);
+        self.w.put_str(nl::NFTA_SET_ELEM_LIST_SET, set);
+        self.w.put_be32(nl::NFTA_SET_ELEM_LIST_SET_ID, self.set_id);
+        let list = self.w.nest(nl::NFTA_SET_ELEM_LIST_ELEMENTS);
         for (i, key) in keys.chunks(len).enumerate() {
             // nft numbers the elements' nests from 1; the kernel reads
             // them in order whatever their type.
             let el = self.w.nest(i as u16 + 1);
-            self.w.put_data(nl::SET_ELEM_KEY, key);
+            self.w.put_data(nl::NFTA_SET_ELEM_KEY, key);
             if let Some((code, chain)) = verdicts.get(i) {
-                self.w.put_verdict(nl::SET_ELEM_DATA, *code, *chain);
+                self.w.put_verdict(nl::NFTA_SET_ELEM_DATA, *code, *chain);
             }
             self.w.end(el);
         }
@@ -362,50 +392,59 @@ impl Enc {
 
     /// An anonymous set of `keys` (`key.len` bytes each), before the rule
     /// that looks it up; its id.
-    fn anon(&mut self, fam: u8, table: &str, key: AnonKey, keys: &[u8]) -> u32 {
+    fn anon(&mut self, fam: u8, table: &str, key: SetKey, keys: &[u8]) -> u32 {
         self.set_id += 1;
-        let n = (keys.len() / key.len as usize) as u32;
-        self.new_set(fam, table, "__set%d", key.ty, key.len, Some((n, false)), &key.udata);
+        let size = (keys.len() / key.len as usize) as u32;
+        self.new_set(fam, table, "__set%d", &key, SetKind::Constant { size });
         self.elements(fam, table, "__set%d", key.len as usize, keys, &[]);
         self.set_id
     }
 
     /// The anonymous sets an item needs, written now (before the rule's
     /// message); their ids in `ids`, in the order `lower` uses them.
-    fn sets_for(&mut self, rs: &Ruleset, arg: usize, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
-        // nft's typeof data: proto_desc ids (icmp 4, udp 6, tcp 8, icmpv6
-        // 14) and fields (sport or type 1, dport 2) of a payload; a meta key.
+    fn sets_for(&mut self, rs: &Ruleset, of: Instance, fam: u8, table: &str, it: &Item, ids: &mut Vec<u32>) {
+        // nft's typeof data: a payload's protocol and field; a meta key.
         let o = self.order();
-        let (key, keys): (AnonKey, Vec<u8>) = match *it {
-            Item::IfName { out, names } if rs.names(names, arg).len() > 1 => {
-                let udata = nl::udata_key(o, nl::BYTEORDER_HOST, &[nl::EXPR_META, if out { nl::META_OIFNAME } else { nl::META_IIFNAME }]);
+        let (key, keys): (SetKey, Vec<u8>) = match *it {
+            Item::IfName { out, names } if rs.names(names, of).len() > 1 => {
+                let udata = nl::udata_key(
+                    o,
+                    nl::BYTEORDER_HOST_ENDIAN,
+                    &[nl::EXPR_META, if out { nl::NFT_META_OIFNAME } else { nl::NFT_META_IIFNAME }],
+                );
                 let mut keys = Vec::new();
-                rs.names(names, arg).iter().for_each(|n| keys.extend_from_slice(&ifname(n)));
-                (AnonKey { ty: nl::TYPE_IFNAME, len: 16, udata }, keys)
+                rs.names(names, of).iter().for_each(|n| keys.extend_from_slice(&ifname(n)));
+                (SetKey { ty: nl::TYPE_IFNAME, len: IFNAMSIZ as u32, udata }, keys)
             }
             Item::TcpOrUdp => {
-                let udata = nl::udata_key(o, nl::BYTEORDER_HOST, &[nl::EXPR_META, nl::META_L4PROTO]);
-                (AnonKey { ty: nl::TYPE_INET_PROTO, len: 1, udata }, vec![6, 17])
+                let udata = nl::udata_key(o, nl::BYTEORDER_HOST_ENDIAN, &[nl::EXPR_META, nl::NFT_META_L4PROTO]);
+                (SetKey { ty: nl::TYPE_INET_PROTO, len: 1, udata }, vec![IPPROTO_TCP, IPPROTO_UDP])
             }
             Item::Port { proto, src, m: PortMatch::Any(ports) } => {
-                let desc = if rs.proto(proto, arg) == Proto::Tcp { 8 } else { 6 };
-                let udata = nl::udata_key(o, nl::BYTEORDER_BIG, &[nl::EXPR_PAYLOAD, desc, if src { 1 } else { 2 }]);
-                (AnonKey { ty: nl::TYPE_INET_SERVICE, len: 2, udata }, port_keys(ports))
+                let desc = if rs.proto(proto, of) == Proto::Tcp { nl::PROTO_DESC_TCP } else { nl::PROTO_DESC_UDP };
+                let field = if src { nl::THDR_SPORT } else { nl::THDR_DPORT };
+                let udata = nl::udata_key(o, nl::BYTEORDER_BIG_ENDIAN, &[nl::EXPR_PAYLOAD, desc, field]);
+                (SetKey { ty: nl::TYPE_INET_SERVICE, len: PORT_LEN, udata }, port_keys(ports))
             }
             Item::Icmp { v6, types } if types.len() > 1 => {
-                let udata = nl::udata_key(o, nl::BYTEORDER_BIG, &[nl::EXPR_PAYLOAD, if v6 { 14 } else { 4 }, 1]);
+                let udata = nl::udata_key(
+                    o,
+                    nl::BYTEORDER_BIG_ENDIAN,
+                    &[nl::EXPR_PAYLOAD, if v6 { nl::PROTO_DESC_ICMPV6 } else { nl::PROTO_DESC_ICMP }, nl::ICMPHDR_TYPE],
+                );
                 let ty = if v6 { nl::TYPE_ICMPV6 } else { nl::TYPE_ICMP };
-                (AnonKey { ty, len: 1, udata }, types.iter().map(|(_, t)| *t).collect())
+                (SetKey { ty, len: 1, udata }, types.iter().map(|(_, t)| *t).collect())
             }
             Item::Vmap { lan } => {
                 self.set_id += 1;
                 let (mut keys, mut verdicts) = (Vec::new(), Vec::new());
                 for (n, zone) in rs.vmap(lan) {
                     keys.extend_from_slice(&ifname(n));
-                    verdicts.push((nl::VERDICT_JUMP, Some(zone)));
+                    verdicts.push((nl::NFT_JUMP, Some(zone)));
                 }
-                self.new_set(fam, table, "__map%d", nl::TYPE_IFNAME, 16, Some((verdicts.len() as u32, true)), &nl::udata_vmap(o));
-                self.elements(fam, table, "__map%d", 16, &keys, &verdicts);
+                let key = SetKey { ty: nl::TYPE_IFNAME, len: IFNAMSIZ as u32, udata: nl::udata_vmap(o) };
+                self.new_set(fam, table, "__map%d", &key, SetKind::VerdictMap { size: verdicts.len() as u32 });
+                self.elements(fam, table, "__map%d", IFNAMSIZ, &keys, &verdicts);
                 ids.push(self.set_id);
                 return;
             }
@@ -414,197 +453,224 @@ impl Enc {
         ids.push(self.anon(fam, table, key, &keys));
     }
 
-    fn rule(&mut self, rs: &Ruleset, family: Family, table: &str, chain: &str, r: &Rule, named: &dyn Fn(&str) -> u32) -> u32 {
-        let fam = nfproto(family);
+    fn rule(&mut self, t: &TableCx<'_>, chain: &str, r: &Rule) -> u32 {
+        let fam = nfproto(t.family);
         let mut ids = Vec::new();
         for it in r.items {
-            self.sets_for(rs, r.arg, fam, table, it, &mut ids);
+            self.sets_for(t.rs, r.instance, fam, t.name, it, &mut ids);
         }
-        let seq = self.w.msg(nl::NEWRULE, fam, nl::NLM_F_CREATE | nl::NLM_F_APPEND);
-        self.w.put_str(nl::RULE_TABLE, table);
-        self.w.put_str(nl::RULE_CHAIN, chain);
-        let list = self.w.nest(nl::RULE_EXPRESSIONS);
-        let mut deps = Deps::default();
-        let mut ids = ids.into_iter();
+        let seq = self.w.msg(nl::NFT_MSG_NEWRULE, fam, nl::NLM_F_CREATE | nl::NLM_F_APPEND);
+        self.w.put_str(nl::NFTA_RULE_TABLE, t.name);
+        self.w.put_str(nl::NFTA_RULE_CHAIN, chain);
+        let list = self.w.nest(nl::NFTA_RULE_EXPRESSIONS);
+        let mut cx = RuleCx { rs: t.rs, of: r.instance, family: t.family, ids: ids.into_iter(), named: t.named, deps: Deps::default() };
         let mut items = r.items.iter().peekable();
         while let Some(it) = items.next() {
-            // nft merges `udp sport A udp dport B` into one 4-byte compare.
-            if let (Item::Port { proto, src: true, m: ms }, Some(Item::Port { proto: p2, src: false, m: md })) = (it, items.peek()) {
-                if let (true, Some(s), Some(d)) = (p2 == proto, rs.port(*ms, r.arg), rs.port(*md, r.arg)) {
-                    self.l4(&mut deps, proto_num(rs.proto(*proto, r.arg)));
-                    let mut data = [0; 4];
-                    data[..2].copy_from_slice(&s.to_be_bytes());
-                    data[2..].copy_from_slice(&d.to_be_bytes());
-                    self.payload(nl::PAYLOAD_TRANSPORT, 0, 4);
-                    self.cmp(nl::CMP_EQ, &data);
-                    items.next();
-                    continue;
-                }
+            if self.ports_merged(&mut cx, it, items.peek().copied()) {
+                items.next();
+            } else {
+                self.lower(&mut cx, it);
             }
-            self.lower(rs, r.arg, family, it, &mut deps, &mut ids, named);
         }
         self.w.end(list);
         seq
     }
 
-    fn l4(&mut self, deps: &mut Deps, proto: u8) {
-        if deps.l4 != Some(proto) {
-            self.meta(nl::META_L4PROTO);
-            self.cmp(nl::CMP_EQ, &[proto]);
-            deps.l4 = Some(proto);
+    /// nft merges `udp sport A udp dport B` into one 4-byte compare: done
+    /// when `it` and `next` are such a pair.
+    fn ports_merged(&mut self, cx: &mut RuleCx<'_>, it: &Item, next: Option<&Item>) -> bool {
+        let (Item::Port { proto, src: true, m: ms }, Some(Item::Port { proto: p2, src: false, m: md })) = (it, next) else {
+            return false;
+        };
+        let (true, Some(s), Some(d)) = (p2 == proto, cx.rs.port(*ms, cx.of), cx.rs.port(*md, cx.of)) else {
+            return false;
+        };
+        self.l4(cx, proto_num(cx.rs.proto(*proto, cx.of)));
+        let mut data = [0; 4];
+        data[..2].copy_from_slice(&s.to_be_bytes());
+        data[2..].copy_from_slice(&d.to_be_bytes());
+        self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, TH_SOURCE, 2 * PORT_LEN);
+        self.cmp(nl::NFT_CMP_EQ, &data);
+        true
+    }
+
+    /// `meta l4proto`, once per rule, before a transport header field.
+    fn l4(&mut self, cx: &mut RuleCx<'_>, proto: u8) {
+        if cx.deps.l4 != Some(proto) {
+            self.meta(nl::NFT_META_L4PROTO);
+            self.cmp(nl::NFT_CMP_EQ, &[proto]);
+            cx.deps.l4 = Some(proto);
         }
     }
 
-    fn nfproto(&mut self, family: Family, deps: &mut Deps, proto: u8) {
-        if family == Family::Inet && deps.nfproto != Some(proto) {
-            self.meta(nl::META_NFPROTO);
-            self.cmp(nl::CMP_EQ, &[proto]);
-            deps.nfproto = Some(proto);
+    /// `meta nfproto`, once per rule, before an IPv4 or IPv6 field in the
+    /// `inet` table.
+    fn nfproto(&mut self, cx: &mut RuleCx<'_>, proto: u8) {
+        if cx.family == TableFamily::Inet && cx.deps.nfproto != Some(proto) {
+            self.meta(nl::NFT_META_NFPROTO);
+            self.cmp(nl::NFT_CMP_EQ, &[proto]);
+            cx.deps.nfproto = Some(proto);
         }
     }
 
     // The most common expressions, one call each.
     fn cmp(&mut self, op: u32, data: &[u8]) {
-        self.w.expr(&Expr::Cmp { op, data });
+        self.expr(&Expr::Cmp { op, data });
     }
     fn payload(&mut self, base: u32, offset: u32, len: u32) {
-        self.w.expr(&Expr::Payload { base, offset, len });
+        self.expr(&Expr::Payload { base, offset, len });
     }
     fn meta(&mut self, key: u32) {
-        self.w.expr(&Expr::Meta { key });
+        self.expr(&Expr::Meta { key });
     }
 
     /// A compare against a host-order u32 that meta, ct or fib loaded.
     fn cmp_host(&mut self, op: u32, v: u32) {
         let data = self.order().u32(v);
-        self.w.expr(&Expr::Cmp { op, data: &data });
+        self.expr(&Expr::Cmp { op, data: &data });
     }
 
     /// `ct state`/`ct status` flag test: `reg & bits != 0` (host order).
     fn ct_flags(&mut self, key: u32, bits: u32) {
         let mask = self.order().u32(bits);
-        self.w.expr(&Expr::Ct { key });
-        self.w.expr(&Expr::Bitwise { mask: &mask, op: false });
-        self.cmp_host(nl::CMP_NEQ, 0);
+        self.expr(&Expr::Ct { key });
+        self.expr(&Expr::Bitwise { mask: &mask, op: false });
+        self.cmp_host(nl::NFT_CMP_NEQ, 0);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn lower(
-        &mut self,
-        rs: &Ruleset,
-        arg: usize,
-        family: Family,
-        it: &Item,
-        deps: &mut Deps,
-        ids: &mut dyn Iterator<Item = u32>,
-        named: &dyn Fn(&str) -> u32,
-    ) {
-        let mut lookup = |e: &mut Enc, map: bool| {
-            let id = ids.next().unwrap_or(0);
-            e.w.expr(&Expr::Lookup { set: if map { "__map%d" } else { "__set%d" }, id, map });
-        };
+    /// The lookup in the rule's next anonymous set (`map`: verdict map).
+    fn lookup(&mut self, cx: &mut RuleCx<'_>, map: bool) {
+        let id = cx.ids.next().unwrap_or(0);
+        self.expr(&Expr::Lookup { set: if map { "__map%d" } else { "__set%d" }, id, map });
+    }
+
+    /// One item of a rule, as the expressions nft writes for it.
+    fn lower(&mut self, cx: &mut RuleCx<'_>, it: &Item) {
         match *it {
-            Item::IfName { out, names } => {
-                self.meta(if out { nl::META_OIFNAME } else { nl::META_IIFNAME });
-                match rs.names(names, arg) {
-                    [one] => self.cmp(nl::CMP_EQ, &ifname(one)),
-                    _ => lookup(self, false),
-                }
-            }
+            Item::IfName { out, names } => self.ifname(cx, out, names),
             Item::IifLo => {
-                self.meta(nl::META_IIF);
-                self.cmp_host(nl::CMP_EQ, nl::LOOPBACK_IFINDEX);
+                self.meta(nl::NFT_META_IIF);
+                self.cmp_host(nl::NFT_CMP_EQ, nl::LOOPBACK_IFINDEX);
             }
             Item::TcpOrUdp => {
-                self.meta(nl::META_L4PROTO);
-                lookup(self, false);
+                self.meta(nl::NFT_META_L4PROTO);
+                self.lookup(cx, false);
             }
-            Item::Port { proto, src, m } => {
-                self.l4(deps, proto_num(rs.proto(proto, arg)));
-                self.payload(nl::PAYLOAD_TRANSPORT, if src { 0 } else { 2 }, 2);
-                match m {
-                    PortMatch::Reply => {
-                        self.cmp(nl::CMP_GTE, &rs.reply.lo().to_be_bytes());
-                        self.cmp(nl::CMP_LTE, &rs.reply.hi().to_be_bytes());
-                    }
-                    PortMatch::Any(_) => lookup(self, false),
-                    PortMatch::Named(set) => self.w.expr(&Expr::Lookup { set, id: named(set), map: false }),
-                    _ => self.cmp(nl::CMP_EQ, &rs.port(m, arg).unwrap_or(0).to_be_bytes()),
-                }
-            }
+            Item::Port { proto, src, m } => self.port(cx, proto, src, m),
             Item::TcpFlags { mask, eq, value, .. } => {
-                self.l4(deps, 6);
-                self.payload(nl::PAYLOAD_TRANSPORT, 13, 1);
-                self.w.expr(&Expr::Bitwise { mask: &[mask], op: true });
-                self.cmp(if eq { nl::CMP_EQ } else { nl::CMP_NEQ }, &[value]);
+                self.l4(cx, IPPROTO_TCP);
+                self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, TCPHDR_FLAGS, 1);
+                self.expr(&Expr::Bitwise { mask: &[mask], op: true });
+                self.cmp(if eq { nl::NFT_CMP_EQ } else { nl::NFT_CMP_NEQ }, &[value]);
             }
             Item::CtState { invalid } => {
-                let bits = if invalid { nl::CT_INVALID } else { nl::CT_ESTABLISHED | nl::CT_RELATED };
-                self.ct_flags(nl::CT_STATE, bits);
+                let established = nl::NF_CT_STATE_BIT(nl::IP_CT_ESTABLISHED) | nl::NF_CT_STATE_BIT(nl::IP_CT_RELATED);
+                self.ct_flags(nl::NFT_CT_STATE, if invalid { nl::NF_CT_STATE_INVALID_BIT } else { established });
             }
-            Item::CtDnat => self.ct_flags(nl::CT_STATUS, nl::CT_STATUS_DNAT),
+            Item::CtDnat => self.ct_flags(nl::NFT_CT_STATUS, nl::IPS_DST_NAT),
             Item::Ip { src, eq, net } => {
-                self.nfproto(family, deps, nl::NFPROTO_IPV4);
-                if let Some(n) = rs.net(net, arg) {
+                self.nfproto(cx, nl::NFPROTO_IPV4);
+                if let Some(n) = cx.rs.net(net, cx.of) {
                     self.ipv4(src, eq, &n);
                 }
             }
             Item::IpTcp => {
-                self.nfproto(family, deps, nl::NFPROTO_IPV4);
-                self.payload(nl::PAYLOAD_NETWORK, 9, 1);
-                self.cmp(nl::CMP_EQ, &[6]);
+                self.nfproto(cx, nl::NFPROTO_IPV4);
+                self.payload(nl::NFT_PAYLOAD_NETWORK_HEADER, IPHDR_PROTOCOL, 1);
+                self.cmp(nl::NFT_CMP_EQ, &[IPPROTO_TCP]);
             }
-            Item::IpFrag { eq, value } => {
-                self.nfproto(family, deps, nl::NFPROTO_IPV4);
-                self.payload(nl::PAYLOAD_NETWORK, 6, 2);
-                self.w.expr(&Expr::Bitwise { mask: &[0x1f, 0xff], op: true });
-                self.cmp(if eq { nl::CMP_EQ } else { nl::CMP_NEQ }, &value.to_be_bytes());
-            }
-            Item::Ip6Frag => {
-                self.nfproto(family, deps, nl::NFPROTO_IPV6);
-                // The fragment header (44), its offset field: 13 bits.
-                self.w.expr(&Expr::Exthdr { ty: 44, offset: 2, len: 2 });
-                self.w.expr(&Expr::Bitwise { mask: &[0xff, 0xf8], op: true });
-                self.cmp(nl::CMP_NEQ, &[0, 0]);
-            }
-            Item::Icmp { v6, types } => {
-                self.nfproto(family, deps, if v6 { nl::NFPROTO_IPV6 } else { nl::NFPROTO_IPV4 });
-                self.l4(deps, if v6 { 58 } else { 1 });
-                self.payload(nl::PAYLOAD_TRANSPORT, 0, 1);
-                match types {
-                    [(_, t)] => self.cmp(nl::CMP_EQ, &[*t]),
-                    _ => lookup(self, false),
-                }
-            }
+            Item::IpFrag { eq, value } => self.ip_frag(cx, eq, value),
+            Item::Ip6Frag => self.ip6_frag(cx),
+            Item::Icmp { v6, types } => self.icmp(cx, v6, types),
             Item::FibLocal => {
-                self.w.expr(&Expr::Fib { flags: nl::FIB_F_DADDR, result: nl::FIB_RESULT_ADDRTYPE });
-                self.cmp_host(nl::CMP_EQ, nl::RTN_LOCAL);
+                self.expr(&Expr::Fib { flags: nl::NFTA_FIB_F_DADDR, result: nl::NFT_FIB_RESULT_ADDRTYPE });
+                self.cmp_host(nl::NFT_CMP_EQ, nl::RTN_LOCAL);
             }
-            Item::FlowAdd => self.w.expr(&Expr::FlowOffload { table: FLOWTABLE }),
-            Item::ClampMss => {
-                self.w.expr(&Expr::Rt { key: nl::RT_TCPMSS });
-                self.w.expr(&Expr::Hton { len: 2, size: 2 });
-                self.w.expr(&Expr::ExthdrWrite { ty: 2, offset: 2, len: 2 });
-            }
-            Item::Limit => self.w.expr(&Expr::Limit { rate: u64::from(rs.log_rate), unit: 60, burst: LOG_BURST }),
-            Item::Log => self.w.expr(&Expr::Log { prefix: LOG_PREFIX }),
-            Item::Notrack => self.w.expr(&Expr::Notrack),
-            Item::Masquerade => self.w.expr(&Expr::Masq),
-            Item::Dnat => {
-                if let Some(d) = rs.fwd(arg) {
-                    self.w.expr(&Expr::Immediate { reg: 1, data: &d.to.addr.octets() });
-                    self.w.expr(&Expr::Immediate { reg: 2, data: &d.to.port.get().to_be_bytes() });
-                    self.w.expr(&Expr::Dnat { family: u32::from(nl::NFPROTO_IPV4) });
-                }
-            }
+            Item::FlowAdd => self.expr(&Expr::FlowOffload { table: FLOWTABLE }),
+            Item::ClampMss => self.clamp_mss(),
+            Item::Limit => self.expr(&Expr::Limit { rate: u64::from(cx.rs.log_rate), unit: MINUTE, burst: LOG_BURST }),
+            Item::Log => self.expr(&Expr::Log { prefix: LOG_PREFIX }),
+            Item::Notrack => self.expr(&Expr::Notrack),
+            Item::Masquerade => self.expr(&Expr::Masq),
+            Item::Dnat => self.dnat(cx),
             Item::Verdict(v) => {
                 let (code, chain) = verdict(&v);
-                self.w.expr(&Expr::Verdict { code, chain });
+                self.expr(&Expr::Verdict { code, chain });
             }
             Item::Vmap { .. } => {
-                self.meta(nl::META_IIFNAME);
-                lookup(self, true);
+                self.meta(nl::NFT_META_IIFNAME);
+                self.lookup(cx, true);
             }
+        }
+    }
+
+    /// `iifname`/`oifname`: one compare for one name, else a lookup.
+    fn ifname(&mut self, cx: &mut RuleCx<'_>, out: bool, names: Names) {
+        self.meta(if out { nl::NFT_META_OIFNAME } else { nl::NFT_META_IIFNAME });
+        match cx.rs.names(names, cx.of) {
+            [one] => self.cmp(nl::NFT_CMP_EQ, &ifname(one)),
+            _ => self.lookup(cx, false),
+        }
+    }
+
+    /// `tcp|udp sport|dport …`: the reply range as two compares (not the
+    /// range expression), a set by lookup, one port by compare.
+    fn port(&mut self, cx: &mut RuleCx<'_>, proto: L4, src: bool, m: PortMatch) {
+        self.l4(cx, proto_num(cx.rs.proto(proto, cx.of)));
+        self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, if src { TH_SOURCE } else { TH_DEST }, PORT_LEN);
+        match m {
+            PortMatch::Reply => {
+                self.cmp(nl::NFT_CMP_GTE, &cx.rs.reply.lo().to_be_bytes());
+                self.cmp(nl::NFT_CMP_LTE, &cx.rs.reply.hi().to_be_bytes());
+            }
+            PortMatch::Any(_) => self.lookup(cx, false),
+            PortMatch::Named(set) => self.expr(&Expr::Lookup { set, id: (cx.named)(set), map: false }),
+            _ => self.cmp(nl::NFT_CMP_EQ, &cx.rs.port(m, cx.of).unwrap_or(0).to_be_bytes()),
+        }
+    }
+
+    /// `ip frag-off & 0x1fff ==|!= VALUE`.
+    fn ip_frag(&mut self, cx: &mut RuleCx<'_>, eq: bool, value: u16) {
+        self.nfproto(cx, nl::NFPROTO_IPV4);
+        self.payload(nl::NFT_PAYLOAD_NETWORK_HEADER, IPHDR_FRAG_OFF, 2);
+        self.expr(&Expr::Bitwise { mask: &[0x1f, 0xff], op: true });
+        self.cmp(if eq { nl::NFT_CMP_EQ } else { nl::NFT_CMP_NEQ }, &value.to_be_bytes());
+    }
+
+    /// `frag frag-off != 0`: the fragment header's offset field, 13 bits.
+    fn ip6_frag(&mut self, cx: &mut RuleCx<'_>) {
+        self.nfproto(cx, nl::NFPROTO_IPV6);
+        self.expr(&Expr::Exthdr { ty: NEXTHDR_FRAGMENT, offset: FRAG_HDR_FRAG_OFF, len: 2 });
+        self.expr(&Expr::Bitwise { mask: &[0xff, 0xf8], op: true });
+        self.cmp(nl::NFT_CMP_NEQ, &[0, 0]);
+    }
+
+    /// `icmp type …`, `icmpv6 type …`: one compare for one type, else a
+    /// lookup.
+    fn icmp(&mut self, cx: &mut RuleCx<'_>, v6: bool, types: Icmp) {
+        self.nfproto(cx, if v6 { nl::NFPROTO_IPV6 } else { nl::NFPROTO_IPV4 });
+        self.l4(cx, if v6 { IPPROTO_ICMPV6 } else { IPPROTO_ICMP });
+        self.payload(nl::NFT_PAYLOAD_TRANSPORT_HEADER, ICMPHDR_TYPE, 1);
+        match types {
+            [(_, t)] => self.cmp(nl::NFT_CMP_EQ, &[*t]),
+            _ => self.lookup(cx, false),
+        }
+    }
+
+    /// `tcp option maxseg size set rt mtu`: the MSS, one 2-byte value.
+    fn clamp_mss(&mut self) {
+        self.expr(&Expr::Rt { key: nl::NFT_RT_TCPMSS });
+        self.expr(&Expr::Hton { len: 2, size: 2 });
+        self.expr(&Expr::ExthdrWrite { ty: TCPOPT_MSS, offset: TCPOPT_MSS_VALUE, len: 2 });
+    }
+
+    /// `dnat to` the rule's port forward's target: its address and port
+    /// into the registers the nat expression reads.
+    fn dnat(&mut self, cx: &mut RuleCx<'_>) {
+        if let Some(d) = cx.rs.fwd(cx.of) {
+            self.expr(&Expr::Immediate { reg: nl::NFT_REG_1, data: &d.to.addr.octets() });
+            self.expr(&Expr::Immediate { reg: nl::NFT_REG_2, data: &d.to.port.get().to_be_bytes() });
+            self.expr(&Expr::Dnat { family: u32::from(nl::NFPROTO_IPV4) });
         }
     }
 
@@ -612,24 +678,24 @@ impl Enc {
     /// bytes; another loads all four and masks them (nft's way).
     fn ipv4(&mut self, src: bool, eq: bool, net: &IpNet) {
         let std::net::IpAddr::V4(addr) = net.network() else { return };
-        let offset = if src { 12 } else { 16 };
-        let op = if eq { nl::CMP_EQ } else { nl::CMP_NEQ };
+        let offset = if src { IPHDR_SADDR } else { IPHDR_DADDR };
+        let op = if eq { nl::NFT_CMP_EQ } else { nl::NFT_CMP_NEQ };
         let bytes = addr.octets();
         let whole = net.prefix % 8 == 0;
         let len = if whole { u32::from(net.prefix / 8) } else { 4 };
-        self.w.expr(&Expr::Payload { base: nl::PAYLOAD_NETWORK, offset, len });
+        self.expr(&Expr::Payload { base: nl::NFT_PAYLOAD_NETWORK_HEADER, offset, len });
         if !whole {
             let mask = crate::config::types::mask_v4(net.prefix).to_be_bytes();
-            self.w.expr(&Expr::Bitwise { mask: &mask, op: false });
+            self.expr(&Expr::Bitwise { mask: &mask, op: false });
         }
-        self.w.expr(&Expr::Cmp { op, data: &bytes[..len as usize] });
+        self.expr(&Expr::Cmp { op, data: &bytes[..len as usize] });
     }
 }
 
 fn verdict(v: &Verdict) -> (u32, Option<&str>) {
     match v {
-        Verdict::Accept => (nl::VERDICT_ACCEPT, None),
-        Verdict::Drop => (nl::VERDICT_DROP, None),
-        Verdict::Jump(c) => (nl::VERDICT_JUMP, Some(c)),
+        Verdict::Accept => (nl::NF_ACCEPT, None),
+        Verdict::Drop => (nl::NF_DROP, None),
+        Verdict::Jump(c) => (nl::NFT_JUMP, Some(c)),
     }
 }

@@ -14,7 +14,8 @@ use std::fmt::{self, Write};
 
 use super::model::Kind;
 use super::rules::{
-    Base, Chain, Family, Hook, Icmp, Item, Names, PortMatch, Purpose, Replace, Rule, Ruleset, Verdict, FLOWTABLE, LOG_BURST, LOG_PREFIX,
+    Base, Chain, Hook, Icmp, Instance, Item, Names, PortMatch, Purpose, Replace, Rule, Ruleset, TableFamily, Verdict, FLOWTABLE, LOG_BURST,
+    LOG_PREFIX,
 };
 use crate::config::firewall::Proto;
 use crate::config::types::IfName;
@@ -78,11 +79,11 @@ fn icmp_types(out: &mut String, types: Icmp) {
     out.push_str(" }");
 }
 
-fn item(out: &mut String, rs: &Ruleset, arg: usize, i: &Item) -> fmt::Result {
+fn item(out: &mut String, rs: &Ruleset, of: Instance, i: &Item) -> fmt::Result {
     match *i {
         Item::IfName { out: o, names: n } => {
             out.push_str(if o { "oifname " } else { "iifname " });
-            match (n, rs.names(n, arg)) {
+            match (n, rs.names(n, of)) {
                 (Names::LanOne, [one]) => quoted(out, one),
                 (_, list) => names(out, list),
             }
@@ -90,7 +91,7 @@ fn item(out: &mut String, rs: &Ruleset, arg: usize, i: &Item) -> fmt::Result {
         Item::IifLo => out.push_str("iif lo"),
         Item::TcpOrUdp => out.push_str("meta l4proto { tcp, udp }"),
         Item::Port { proto, src, m } => {
-            out.push_str(if rs.proto(proto, arg) == Proto::Tcp { "tcp " } else { "udp " });
+            out.push_str(if rs.proto(proto, of) == Proto::Tcp { "tcp " } else { "udp " });
             out.push_str(if src { "sport " } else { "dport " });
             match m {
                 PortMatch::Reply => {
@@ -103,7 +104,7 @@ fn item(out: &mut String, rs: &Ruleset, arg: usize, i: &Item) -> fmt::Result {
                     out.push('@');
                     out.push_str(set);
                 }
-                _ => num(out, u32::from(rs.port(m, arg).unwrap_or(0))),
+                _ => num(out, u32::from(rs.port(m, of).unwrap_or(0))),
             }
         }
         Item::TcpFlags { text, .. } => out.push_str(text),
@@ -112,7 +113,7 @@ fn item(out: &mut String, rs: &Ruleset, arg: usize, i: &Item) -> fmt::Result {
         Item::CtDnat => out.push_str("ct status dnat"),
         Item::Ip { src, eq, net } => {
             write!(out, "ip {} {}", if src { "saddr" } else { "daddr" }, if eq { "" } else { "!= " })?;
-            match rs.net(net, arg) {
+            match rs.net(net, of) {
                 Some(n) if n.prefix == 32 => write!(out, "{}", n.addr)?,
                 Some(n) => write!(out, "{n}")?,
                 None => {}
@@ -133,7 +134,7 @@ fn item(out: &mut String, rs: &Ruleset, arg: usize, i: &Item) -> fmt::Result {
         Item::Notrack => out.push_str("notrack"),
         Item::Masquerade => out.push_str("masquerade"),
         Item::Dnat => {
-            if let Some(d) = rs.fwd(arg) {
+            if let Some(d) = rs.fwd(of) {
                 write!(out, "dnat to {}", d.to)?;
             }
         }
@@ -158,7 +159,7 @@ pub(crate) fn rule(out: &mut String, rs: &Ruleset, r: &Rule) -> fmt::Result {
         if i > 0 {
             out.push(' ');
         }
-        item(out, rs, r.arg, it)?;
+        item(out, rs, r.instance, it)?;
     }
     Ok(())
 }
@@ -197,10 +198,10 @@ fn chain(out: &mut String, rs: &Ruleset, c: &Chain) -> fmt::Result {
     Ok(())
 }
 
-pub(crate) fn family(f: Family) -> &'static str {
+pub(crate) fn family(f: TableFamily) -> &'static str {
     match f {
-        Family::Inet => "inet",
-        Family::Ip => "ip",
+        TableFamily::Inet => "inet",
+        TableFamily::Ip => "ip",
     }
 }
 

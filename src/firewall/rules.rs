@@ -21,8 +21,8 @@
 //! Rules are constant templates (`&'static [Item]`): what varies with the
 //! profile (the zones' interfaces, the reply ports, the log rate, the
 //! port forwards) is held once by the [`Ruleset`], and an item names it
-//! (`Names::Lan`, `PortMatch::Reply`, `L4::Fwd`); a rule's `arg` says
-//! which LAN interface or port forward its items mean. The emitters look
+//! (`Names::Lan`, `PortMatch::Reply`, `L4::Fwd`); a rule's [`Instance`]
+//! says which LAN interface or port forward its items mean. The emitters look
 //! the values up; building a rule set copies no rule.
 
 use std::fmt;
@@ -42,7 +42,7 @@ pub(crate) const LOG_BURST: u32 = 5;
 
 /// A table's family: `inet` (IPv4 and IPv6) or `ip`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Family {
+pub(crate) enum TableFamily {
     Inet,
     Ip,
 }
@@ -73,7 +73,7 @@ pub(crate) struct Ruleset {
 /// One table replaced: removed, then defined again unless `body` is None.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Replace {
-    pub family: Family,
+    pub family: TableFamily,
     pub name: &'static str,
     pub body: Option<Table>,
 }
@@ -147,7 +147,21 @@ impl fmt::Display for Key {
 pub(crate) struct Rule {
     pub items: &'static [Item],
     pub key: Key,
-    pub arg: usize,
+    pub instance: Instance,
+}
+
+/// Which of the profile's LAN interfaces or port forwards a rule stands
+/// for: what its items `Names::LanOne`, `L4::Fwd`, `PortMatch::FwdWan`,
+/// `IpRef::FwdHost` and the like mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Instance {
+    /// None in particular: the rule's items name no one interface or
+    /// port forward.
+    Shared,
+    /// The LAN interface of this index.
+    LanIface(usize),
+    /// `firewall.port_forward[i]`.
+    PortForward(usize),
 }
 
 /// Interfaces a rule matches.
@@ -302,12 +316,13 @@ pub(crate) enum Item {
 }
 
 impl Ruleset {
-    /// The interfaces `n` stands for in a rule with `arg`.
-    pub(crate) fn names(&self, n: Names, arg: usize) -> &[IfName] {
-        match n {
-            Names::Lan => &self.lan,
-            Names::Wan => &self.wan,
-            Names::LanOne => self.lan.get(arg..=arg).unwrap_or_default(),
+    /// The interfaces `n` stands for in a rule for `of`.
+    pub(crate) fn names(&self, n: Names, of: Instance) -> &[IfName] {
+        match (n, of) {
+            (Names::Lan, _) => &self.lan,
+            (Names::Wan, _) => &self.wan,
+            (Names::LanOne, Instance::LanIface(i)) => self.lan.get(i..=i).unwrap_or_default(),
+            (Names::LanOne, _) => &[],
         }
     }
     /// The flowtable's devices: the LAN's, then the WAN's.
@@ -320,30 +335,33 @@ impl Ruleset {
         let lan_part = if lan { &self.lan[..] } else { &self.lan[..0] };
         lan_part.iter().map(|n| (n, "lan")).chain(self.wan.iter().map(|n| (n, "wan")))
     }
-    /// The port forward `arg`.
-    pub(crate) fn fwd(&self, arg: usize) -> Option<&Dnat> {
-        self.dnat.get(arg)
-    }
-    /// The protocol `p` means in a rule with `arg`.
-    pub(crate) fn proto(&self, p: L4, arg: usize) -> Proto {
-        match p {
-            L4::Tcp => Proto::Tcp,
-            L4::Udp => Proto::Udp,
-            L4::Fwd => self.fwd(arg).map_or(Proto::Tcp, |d| d.proto),
-        }
-    }
-    /// The port `m` names in a rule with `arg`, when it is one port.
-    pub(crate) fn port(&self, m: PortMatch, arg: usize) -> Option<u16> {
-        match m {
-            PortMatch::One(p) => Some(p),
-            PortMatch::FwdWan => self.fwd(arg).map(|d| d.wan_port),
-            PortMatch::FwdTo => self.fwd(arg).map(|d| d.to.port.get()),
+    /// The port forward a rule for `of` stands for.
+    pub(crate) fn fwd(&self, of: Instance) -> Option<&Dnat> {
+        match of {
+            Instance::PortForward(i) => self.dnat.get(i),
             _ => None,
         }
     }
-    /// The network `r` names in a rule with `arg`.
-    pub(crate) fn net(&self, r: IpRef, arg: usize) -> Option<IpNet> {
-        let d = self.fwd(arg)?;
+    /// The protocol `p` means in a rule for `of`.
+    pub(crate) fn proto(&self, p: L4, of: Instance) -> Proto {
+        match p {
+            L4::Tcp => Proto::Tcp,
+            L4::Udp => Proto::Udp,
+            L4::Fwd => self.fwd(of).map_or(Proto::Tcp, |d| d.proto),
+        }
+    }
+    /// The port `m` names in a rule for `of`, when it is one port.
+    pub(crate) fn port(&self, m: PortMatch, of: Instance) -> Option<u16> {
+        match m {
+            PortMatch::One(p) => Some(p),
+            PortMatch::FwdWan => self.fwd(of).map(|d| d.wan_port),
+            PortMatch::FwdTo => self.fwd(of).map(|d| d.to.port.get()),
+            _ => None,
+        }
+    }
+    /// The network `r` names in a rule for `of`.
+    pub(crate) fn net(&self, r: IpRef, of: Instance) -> Option<IpNet> {
+        let d = self.fwd(of)?;
         Some(match r {
             IpRef::FwdHost => IpNet { addr: d.to.addr.into(), prefix: 32 },
             IpRef::FwdLanNet => d.lan_net,
@@ -447,10 +465,10 @@ fn chain_name(s: &str) -> ChainName {
 
 impl Chain {
     fn add(&mut self, items: &'static [Item], key: Key) {
-        self.rules.push(Rule { items, key, arg: 0 });
+        self.rules.push(Rule { items, key, instance: Instance::Shared });
     }
-    fn add_for(&mut self, items: &'static [Item], key: Key, arg: usize) {
-        self.rules.push(Rule { items, key, arg });
+    fn add_for(&mut self, items: &'static [Item], key: Key, instance: Instance) {
+        self.rules.push(Rule { items, key, instance });
     }
 }
 
@@ -546,7 +564,7 @@ fn ruleset(m: &Model, purpose: Purpose, lan: Ifaces, tables: Vec<Replace>) -> Ru
 pub(crate) fn build(m: &Model) -> Ruleset {
     let purpose = Purpose::Profile { kind: m.kind, ingress: m.ingress };
     if m.kind == Kind::Off {
-        return ruleset(m, purpose, m.lan_ifaces.clone(), vec![replace(Family::Inet, None), replace(Family::Ip, None)]);
+        return ruleset(m, purpose, m.lan_ifaces.clone(), vec![replace(TableFamily::Inet, None), replace(TableFamily::Ip, None)]);
     }
     // The software fast path (nf_flow_table): once `flow add` has seen a
     // flow established, its packets go from the ingress hook of the LAN
@@ -621,11 +639,11 @@ pub(crate) fn build(m: &Model) -> Ruleset {
     wan.add(DROP_ALL, key("firewall.wan_services"));
     t.chains.push(wan);
     let nat = (m.forward && !m.wan_ifaces.is_empty()).then(|| nat_table(m));
-    ruleset(m, purpose, m.lan_ifaces.clone(), vec![replace(Family::Inet, Some(t)), replace(Family::Ip, nat)])
+    ruleset(m, purpose, m.lan_ifaces.clone(), vec![replace(TableFamily::Inet, Some(t)), replace(TableFamily::Ip, nat)])
 }
 
-fn replace(family: Family, body: Option<Table>) -> Replace {
-    let name = if family == Family::Inet { FILTER_TABLE } else { NAT_TABLE };
+fn replace(family: TableFamily, body: Option<Table>) -> Replace {
+    let name = if family == TableFamily::Inet { FILTER_TABLE } else { NAT_TABLE };
     Replace { family, name, body }
 }
 
@@ -638,8 +656,8 @@ fn notrack_chains(m: &Model, chains: &mut Vec<Chain>) {
         // Reflected connections are for the box: they must be tracked to
         // be NATed.
         for i in 0..m.dnat.len() {
-            pre.add_for(REFLECT_IN, Key::PortForward(i), i);
-            pre.add_for(REFLECT_BACK, Key::PortForward(i), i);
+            pre.add_for(REFLECT_IN, Key::PortForward(i), Instance::PortForward(i));
+            pre.add_for(REFLECT_BACK, Key::PortForward(i), Instance::PortForward(i));
         }
     }
     pre.add(if m.forward { NOTRACK_LAN_LOCAL } else { NOTRACK_LAN }, key("firewall.profile"));
@@ -653,7 +671,7 @@ fn input_chain(m: &Model) -> Chain {
     let mut c = base("input", Hook::Input, 0, false, key("firewall.profile"));
     if m.lan.all {
         for i in 0..m.lan_ifaces.len() {
-            c.add_for(LAN_ONE, key("firewall.lan_services"), i);
+            c.add_for(LAN_ONE, key("firewall.lan_services"), Instance::LanIface(i));
         }
     }
     c.add(LO, key("firewall.profile"));
@@ -701,13 +719,13 @@ fn nat_table(m: &Model) -> Table {
         }
     }
     for i in 0..m.dnat.len() {
-        pre.add_for(DNAT_WAN, Key::PortForward(i), i);
+        pre.add_for(DNAT_WAN, Key::PortForward(i), Instance::PortForward(i));
     }
     post.add(MASQUERADE, key("firewall.forward"));
     if m.reflection {
         for i in 0..m.dnat.len() {
-            pre.add_for(DNAT_REFLECT, Key::PortForward(i), i);
-            post.add_for(MASQUERADE_REFLECT, Key::PortForward(i), i);
+            pre.add_for(DNAT_REFLECT, Key::PortForward(i), Instance::PortForward(i));
+            post.add_for(MASQUERADE_REFLECT, Key::PortForward(i), Instance::PortForward(i));
         }
     }
     Table { flowtable: false, sets: Vec::new(), chains: vec![pre, post] }
@@ -748,7 +766,7 @@ fn closed(purpose: Purpose, lan: Ifaces, input: Chain) -> Ruleset {
         reply: PortRange::LINUX_DEFAULT,
         log_rate: 0,
         dnat: heapless::Vec::new(),
-        tables: vec![replace(Family::Inet, Some(t)), replace(Family::Ip, None)],
+        tables: vec![replace(TableFamily::Inet, Some(t)), replace(TableFamily::Ip, None)],
     }
 }
 

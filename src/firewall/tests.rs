@@ -4,6 +4,8 @@
 //!
 //! Regenerate the golden files with `NASBOOT_BLESS=1 cargo test --lib firewall`.
 
+mod batch_text;
+
 use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
@@ -14,6 +16,7 @@ use crate::config::parse_bytes;
 use crate::exit::ExitStatus;
 use crate::seam::fake::FakeBoard;
 use crate::seam::Output;
+use batch_text::batch_text;
 
 const IFACES: &str =
     "[board]\nname = \"t\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\n";
@@ -890,95 +893,6 @@ fn a_saved_rule_set_without_its_final_newline_is_completed_on_a_line_of_its_own(
     assert!(out.starts_with("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n*raw\n"), "{out}");
 }
 
-/// One batch as text, a line per message: its type, family and flags,
-/// then its attributes, nested ones in braces, values in hex (strings
-/// quoted), the headers read in `order`. The golden form of the netlink
-/// emitter's output.
-fn batch_text(bytes: &[u8], order: crate::sys::nftnl::Order) -> String {
-    use crate::sys::nftnl::Order;
-    let u16_at = |b: &[u8], i: usize| match order {
-        Order::Little => u16::from_le_bytes([b[i], b[i + 1]]),
-        Order::Big => u16::from_be_bytes([b[i], b[i + 1]]),
-    };
-    let u32_at = |b: &[u8], i: usize| match order {
-        Order::Little => u32::from_le_bytes(b[i..i + 4].try_into().unwrap()),
-        Order::Big => u32::from_be_bytes(b[i..i + 4].try_into().unwrap()),
-    };
-    fn attrs(b: &[u8], out: &mut String, u16_at: &dyn Fn(&[u8], usize) -> u16) {
-        let mut i = 0;
-        while i + 4 <= b.len() {
-            let (len, kind) = (usize::from(u16_at(b, i)), u16_at(b, i + 2));
-            let v = &b[i + 4..i + len];
-            if i > 0 {
-                out.push(' ');
-            }
-            if kind & 0x8000 != 0 {
-                out.push_str(&format!("{}:{{", kind & 0x3fff));
-                attrs(v, out, u16_at);
-                out.push('}');
-            } else if v.len() > 1 && v.last() == Some(&0) && v[..v.len() - 1].iter().all(|c| c.is_ascii_graphic() || *c == b' ') {
-                out.push_str(&format!("{kind}=\"{}\"", String::from_utf8_lossy(&v[..v.len() - 1])));
-            } else {
-                out.push_str(&format!("{kind}="));
-                v.iter().for_each(|c| out.push_str(&format!("{c:02x}")));
-            }
-            i += (len + 3) & !3;
-        }
-    }
-    const NAMES: [&str; 24] = [
-        "NEWTABLE",
-        "GETTABLE",
-        "DELTABLE",
-        "NEWCHAIN",
-        "GETCHAIN",
-        "DELCHAIN",
-        "NEWRULE",
-        "GETRULE",
-        "DELRULE",
-        "NEWSET",
-        "GETSET",
-        "DELSET",
-        "NEWSETELEM",
-        "GETSETELEM",
-        "DELSETELEM",
-        "NEWGEN",
-        "GETGEN",
-        "TRACE",
-        "NEWOBJ",
-        "GETOBJ",
-        "DELOBJ",
-        "GETOBJ_RESET",
-        "NEWFLOWTABLE",
-        "GETFLOWTABLE",
-    ];
-    let mut out = String::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let b = &bytes[at..];
-        let len = u32_at(b, 0) as usize;
-        let (kind, flags) = (u16_at(b, 4), u16_at(b, 6));
-        let name = match kind {
-            0x10 => "BATCH_BEGIN".to_string(),
-            0x11 => "BATCH_END".to_string(),
-            k => NAMES.get(usize::from(k & 0xff)).map_or(format!("{k:#x}"), |n| n.to_string()),
-        };
-        let family = match b[16] {
-            0 => "unspec",
-            1 => "inet",
-            2 => "ip",
-            _ => "?",
-        };
-        out.push_str(&format!("{name} {family} flags={flags:#x} res_id={:02x}{:02x}", b[18], b[19]));
-        if len > 20 {
-            out.push_str(" | ");
-            attrs(&b[20..len], &mut out, &u16_at);
-        }
-        out.push('\n');
-        at += (len + 3) & !3;
-    }
-    out
-}
-
 /// Every golden rule set, as the nftables goldens have them.
 fn golden_rule_sets() -> Vec<(String, rules::Ruleset)> {
     let mut all = Vec::new();
@@ -1011,6 +925,16 @@ fn netlink_goldens_in_both_byte_orders() {
     }
 }
 
+/// Every golden rule set's batch fits the room a batch starts with: the
+/// writer never regrows its buffer on the way.
+#[test]
+fn a_router_batch_fits_its_room() {
+    for (name, rs) in golden_rule_sets() {
+        let len = netlink::encode(&rs, crate::sys::nftnl::Order::HOST, 0).sent.bytes.len();
+        assert!(len <= crate::sys::nftnl::BATCH_ROOM, "{name}: {len} bytes");
+    }
+}
+
 /// A board whose kernel takes nf_tables over netlink (the fake models its
 /// tables and its all-or-nothing commit), with no nft binary at all.
 fn native_board() -> FakeBoard {
@@ -1029,11 +953,11 @@ fn native_board() -> FakeBoard {
 type Dumped = Vec<(crate::seam::nftables::TableId, Vec<(u8, Vec<u8>)>)>;
 
 fn as_dumped(b: &FakeBoard) -> Dumped {
-    use crate::sys::nftnl::{each_attr, Order, NEWSET, NEWSETELEM, SET_ELEM_LIST_SET_ID, SET_ID};
+    use crate::sys::nftnl::{each_attr, Order, NFTA_SET_ELEM_LIST_SET_ID, NFTA_SET_ID, NFT_MSG_NEWSET, NFT_MSG_NEWSETELEM};
     let strip = |kind: u8, attrs: &[u8]| {
         let drop = match kind {
-            NEWSET => SET_ID,
-            NEWSETELEM => SET_ELEM_LIST_SET_ID,
+            NFT_MSG_NEWSET => NFTA_SET_ID,
+            NFT_MSG_NEWSETELEM => NFTA_SET_ELEM_LIST_SET_ID,
             _ => return attrs.to_vec(),
         };
         let mut out = Vec::new();
@@ -1054,9 +978,10 @@ fn as_dumped(b: &FakeBoard) -> Dumped {
         .iter()
         .map(|(t, objs)| {
             let mut sets: Vec<(u8, Vec<u8>)> =
-                objs.iter().filter(|(k, _)| matches!(*k, NEWSET | NEWSETELEM)).map(|(k, a)| (*k, strip(*k, a))).collect();
+                objs.iter().filter(|(k, _)| matches!(*k, NFT_MSG_NEWSET | NFT_MSG_NEWSETELEM)).map(|(k, a)| (*k, strip(*k, a))).collect();
             sets.sort();
-            let mut rest: Vec<(u8, Vec<u8>)> = objs.iter().filter(|(k, _)| !matches!(*k, NEWSET | NEWSETELEM)).cloned().collect();
+            let mut rest: Vec<(u8, Vec<u8>)> =
+                objs.iter().filter(|(k, _)| !matches!(*k, NFT_MSG_NEWSET | NFT_MSG_NEWSETELEM)).cloned().collect();
             rest.extend(sets);
             (t.clone(), rest)
         })
@@ -1069,14 +994,14 @@ fn netlink_loads_one_batch_and_replaces_only_nasboots_tables() {
     b.netif.add("eth0", 2);
     b.netif.add("eth1", 3);
     let other = (crate::sys::nftnl::NFPROTO_INET, "fw4".to_string());
-    b.nft.tables.insert(other.clone(), vec![(crate::sys::nftnl::NEWCHAIN, vec![1, 2, 3, 4])]);
+    b.nft.tables.insert(other.clone(), vec![(crate::sys::nftnl::NFT_MSG_NEWCHAIN, vec![1, 2, 3, 4])]);
     let a = plan_on(&mut b, "forward = true");
     assert!(a.to_string().contains(" through netlink"), "{a}");
     super::apply(&a, &mut b.seams()).unwrap();
     assert_eq!(b.effects(), ["nf_tables commit 48 messages", "sysctl net.ipv4.ip_forward=1", "sysctl net.ipv6.conf.all.forwarding=1"]);
     let tables: Vec<_> = b.nft.tables.keys().map(|(f, n)| (*f, n.as_str())).collect();
     assert_eq!(tables, [(1, "fw4"), (1, "nasboot"), (2, "nasboot_nat")]);
-    assert_eq!(b.nft.tables[&other], [(crate::sys::nftnl::NEWCHAIN, vec![1, 2, 3, 4])], "another table is left alone");
+    assert_eq!(b.nft.tables[&other], [(crate::sys::nftnl::NFT_MSG_NEWCHAIN, vec![1, 2, 3, 4])], "another table is left alone");
     // The batch is the emitter's, byte for byte, sealed with the
     // generation its commit made.
     let Action::Load { rules, .. } = &a;
@@ -1166,8 +1091,8 @@ fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
             .iter()
             .position(|(k, a)| {
                 let mut devs = 0;
-                netlink::hooked(*k, a, crate::sys::nftnl::Order::HOST, &mut devs);
-                devs == netlink::hook_device("nasboot", "wan_in0", "eth0")
+                seal::hooked(*k, a, crate::sys::nftnl::Order::HOST, &mut devs);
+                devs == seal::hook_device("nasboot", "wan_in0", "eth0")
             })
             .expect("the WAN's ingress chain")
     };
@@ -1198,10 +1123,10 @@ fn a_commit_since_another_rule_set_a_lost_hook_device_or_no_seal_loads_again() {
         assert_eq!(apply_then_plan(&mut b, ingress), []);
         let id = (crate::sys::nftnl::NFPROTO_INET, "nasboot".to_string());
         let mut w = crate::sys::nftnl::Writer::new(crate::sys::nftnl::Order::HOST, 1);
-        w.msg(crate::sys::nftnl::NEWTABLE, 1, 0);
-        w.put_str(crate::sys::nftnl::TABLE_NAME, "nasboot");
+        w.msg(crate::sys::nftnl::NFT_MSG_NEWTABLE, 1, 0);
+        w.put_str(crate::sys::nftnl::NFTA_TABLE_NAME, "nasboot");
         if !udata.is_empty() {
-            w.put(crate::sys::nftnl::TABLE_USERDATA, udata);
+            w.put(crate::sys::nftnl::NFTA_TABLE_USERDATA, udata);
         }
         let msg = w.finish().bytes;
         b.nft.table_attrs.insert(id, msg[crate::sys::nftnl::NLMSG_HDRLEN + crate::sys::nftnl::NFGENMSG_LEN..].to_vec());
@@ -1245,14 +1170,15 @@ fn the_seal_is_the_digest_without_sequence_numbers_and_the_next_generation() {
         b.seal(7);
         let mut seals = Vec::new();
         crate::sys::nftnl::messages(&b.sent, order, &mut |kind, attrs| {
-            if let (crate::sys::nftnl::NEWTABLE, Some(u)) = (kind, crate::sys::nftnl::find(attrs, order, crate::sys::nftnl::TABLE_USERDATA))
+            if let (crate::sys::nftnl::NFT_MSG_NEWTABLE, Some(u)) =
+                (kind, crate::sys::nftnl::find(attrs, order, crate::sys::nftnl::NFTA_TABLE_USERDATA))
             {
-                seals.push(netlink::Seal::read(u));
+                seals.push(seal::Seal::read(u));
             }
         });
         let hook_devices = a.hook_devices();
-        assert_eq!(seals, [Some(netlink::Seal { digest: a.digest(), generation: 7, hook_devices })], "in the first table only");
-        let ft = |dev| netlink::hook_device("nasboot", "ft", dev);
+        assert_eq!(seals, [Some(seal::Seal { digest: a.digest(), generation: 7, hook_devices })], "in the first table only");
+        let ft = |dev| seal::hook_device("nasboot", "ft", dev);
         assert_eq!(a.hook_devices(), ft("eth0").wrapping_add(ft("eth1")));
         assert_eq!(a.hook_devices_sent(order), a.hook_devices(), "as a dump of the loaded tables reads them");
         assert_ne!(ft("eth0"), ft("eth1"));

@@ -64,21 +64,21 @@ impl FakeNftables {
         let attrs = &msg[nl::NLMSG_HDRLEN + nl::NFGENMSG_LEN..];
         let name = |k| nl::find(attrs, Order::HOST, k).map(|v| nl::str_value(v).to_string()).unwrap_or_default();
         match kind {
-            nl::NEWTABLE => {
-                let id = (family, name(nl::TABLE_NAME));
+            nl::NFT_MSG_NEWTABLE => {
+                let id = (family, name(nl::NFTA_TABLE_NAME));
                 if !tables.contains_key(&id) {
                     table_attrs.insert(id.clone(), attrs.to_vec());
                 }
                 tables.entry(id).or_default();
             }
-            nl::DELTABLE => {
-                let id = (family, name(nl::TABLE_NAME));
+            nl::NFT_MSG_DELTABLE => {
+                let id = (family, name(nl::NFTA_TABLE_NAME));
                 table_attrs.remove(&id);
                 tables.remove(&id).ok_or((nix::libc::ENOENT, None))?;
             }
             _ => {
-                if let (nl::NEWRULE, Some((expr, errno))) = (kind, self.missing_expr) {
-                    let list = nl::find(attrs, Order::HOST, nl::RULE_EXPRESSIONS).unwrap_or_default();
+                if let (nl::NFT_MSG_NEWRULE, Some((expr, errno))) = (kind, self.missing_expr) {
+                    let list = nl::find(attrs, Order::HOST, nl::NFTA_RULE_EXPRESSIONS).unwrap_or_default();
                     let start = list.as_ptr() as usize - msg.as_ptr() as usize;
                     let mut at = start;
                     let mut hit = None;
@@ -96,19 +96,19 @@ impl FakeNftables {
                 let objs = tables.get_mut(&(family, name(1))).ok_or((nix::libc::ENOENT, None))?;
                 let id = |k| nl::find(attrs, Order::HOST, k).map(|v| u32::from_be_bytes(v.try_into().unwrap_or_default()));
                 let stored = match kind {
-                    nl::NEWSET if name(nl::SET_NAME).contains('%') => {
-                        let prefix = name(nl::SET_NAME).replace("%d", "");
+                    nl::NFT_MSG_NEWSET if name(nl::NFTA_SET_NAME).contains('%') => {
+                        let prefix = name(nl::NFTA_SET_NAME).replace("%d", "");
                         let taken = |n: &String| {
                             objs.iter()
-                                .any(|(k, a)| *k == nl::NEWSET && nl::find(a, Order::HOST, nl::SET_NAME).map(nl::str_value) == Some(n))
+                                .any(|(k, a)| *k == nl::NFT_MSG_NEWSET && nl::find(a, Order::HOST, nl::NFTA_SET_NAME).map(nl::str_value) == Some(n))
                         };
                         let given = (0..).map(|i| format!("{prefix}{i}")).find(|n| !taken(n)).expect("a free name");
-                        anon.insert(id(nl::SET_ID).unwrap_or_default(), given.clone());
-                        renamed(attrs, nl::SET_NAME, &given)
+                        anon.insert(id(nl::NFTA_SET_ID).unwrap_or_default(), given.clone());
+                        renamed(attrs, nl::NFTA_SET_NAME, &given)
                     }
-                    nl::NEWSETELEM if name(nl::SET_ELEM_LIST_SET).contains('%') => {
-                        let given = anon.get(&id(nl::SET_ELEM_LIST_SET_ID).unwrap_or_default()).ok_or((nix::libc::ENOENT, None))?;
-                        renamed(attrs, nl::SET_ELEM_LIST_SET, given)
+                    nl::NFT_MSG_NEWSETELEM if name(nl::NFTA_SET_ELEM_LIST_SET).contains('%') => {
+                        let given = anon.get(&id(nl::NFTA_SET_ELEM_LIST_SET_ID).unwrap_or_default()).ok_or((nix::libc::ENOENT, None))?;
+                        renamed(attrs, nl::NFTA_SET_ELEM_LIST_SET, given)
                     }
                     _ => attrs.to_vec(),
                 };
@@ -149,7 +149,7 @@ impl Nftables for FakeNftables {
         let udata = self
             .table_attrs
             .iter()
-            .filter_map(|(id, attrs)| nl::find(attrs, Order::HOST, nl::TABLE_USERDATA).map(|u| (id.clone(), u.to_vec())))
+            .filter_map(|(id, attrs)| nl::find(attrs, Order::HOST, nl::NFTA_TABLE_USERDATA).map(|u| (id.clone(), u.to_vec())))
             .collect();
         Ok(Tables { ids: self.tables.keys().cloned().collect(), udata, generation: self.generation as u16 })
     }
@@ -158,7 +158,7 @@ impl Nftables for FakeNftables {
         self.refuse()?;
         let Some(objs) = self.tables.get(&(family, table.to_string())) else { return Err(io::Error::from_raw_os_error(nix::libc::ENOENT)) };
         for (k, attrs) in objs.iter().filter(|(k, _)| *k + 1 == kind) {
-            if set.is_some_and(|s| nl::find(attrs, Order::HOST, nl::SET_ELEM_LIST_SET).map(nl::str_value) != Some(s)) {
+            if set.is_some_and(|s| nl::find(attrs, Order::HOST, nl::NFTA_SET_ELEM_LIST_SET).map(nl::str_value) != Some(s)) {
                 continue;
             }
             each(*k, attrs);

@@ -140,12 +140,12 @@ impl RealNftables {
 impl Nftables for RealNftables {
     fn tables(&mut self) -> io::Result<Tables> {
         let mut w = self.writer()?;
-        w.msg(nl::GETTABLE, nl::NFPROTO_UNSPEC, nl::NLM_F_DUMP);
+        w.msg(nl::NFT_MSG_GETTABLE, nl::NFPROTO_UNSPEC, nl::NLM_F_DUMP);
         let mut out = Tables::default();
         self.dump_request(w, &mut |kind, family, generation, attrs| {
-            if let (nl::NEWTABLE, Some(name)) = (kind, nl::find(attrs, Order::HOST, nl::TABLE_NAME)) {
+            if let (nl::NFT_MSG_NEWTABLE, Some(name)) = (kind, nl::find(attrs, Order::HOST, nl::NFTA_TABLE_NAME)) {
                 let id = (family, nl::str_value(name).to_string());
-                if let Some(u) = nl::find(attrs, Order::HOST, nl::TABLE_USERDATA) {
+                if let Some(u) = nl::find(attrs, Order::HOST, nl::NFTA_TABLE_USERDATA) {
                     out.udata.push((id.clone(), u.to_vec()));
                 }
                 out.ids.push(id);
@@ -162,13 +162,13 @@ impl Nftables for RealNftables {
         // the replies are filtered again here, for the kernels that cannot.
         match set {
             Some(s) => {
-                w.put_str(nl::SET_ELEM_LIST_TABLE, table);
-                w.put_str(nl::SET_ELEM_LIST_SET, s);
+                w.put_str(nl::NFTA_SET_ELEM_LIST_TABLE, table);
+                w.put_str(nl::NFTA_SET_ELEM_LIST_SET, s);
             }
-            None => w.put_str(1, table),
+            None => w.put_str(nl::table_attr(kind), table),
         }
         self.dump_request(w, &mut |k, _, _, attrs| {
-            let in_table = nl::find(attrs, Order::HOST, 1).is_some_and(|t| nl::str_value(t) == table);
+            let in_table = nl::find(attrs, Order::HOST, nl::table_attr(k)).is_some_and(|t| nl::str_value(t) == table);
             if in_table {
                 each(k, attrs);
             }
@@ -178,11 +178,11 @@ impl Nftables for RealNftables {
     fn generation(&mut self) -> io::Result<u32> {
         // Asked with NLM_F_ACK: the NEWGEN reply, then the ack ends it.
         let mut w = self.writer()?;
-        w.msg(nl::GETGEN, nl::NFPROTO_UNSPEC, nl::NLM_F_ACK);
+        w.msg(nl::NFT_MSG_GETGEN, nl::NFPROTO_UNSPEC, nl::NLM_F_ACK);
         let mut gen = None;
         self.dump_request(w, &mut |kind, _, _, attrs| {
-            if kind == nl::NEWGEN {
-                gen = nl::find(attrs, Order::HOST, nl::GEN_ID).and_then(|v| v.try_into().ok()).map(u32::from_be_bytes);
+            if kind == nl::NFT_MSG_NEWGEN {
+                gen = nl::find(attrs, Order::HOST, nl::NFTA_GEN_ID).and_then(|v| v.try_into().ok()).map(u32::from_be_bytes);
             }
         })?;
         gen.ok_or_else(|| malformed("a generation without its id"))
@@ -201,7 +201,7 @@ impl Nftables for RealNftables {
         self.room_for(batch.bytes.len()).map_err(CommitError::Io)?;
         self.send(&batch.bytes).map_err(CommitError::Io)?;
         let mut fence = self.writer().map_err(CommitError::Io)?;
-        fence.msg(nl::GETGEN, nl::NFPROTO_UNSPEC, 0);
+        fence.msg(nl::NFT_MSG_GETGEN, nl::NFPROTO_UNSPEC, 0);
         let fence = fence.finish();
         let (fence_seq, _) = fence.seqs().expect("one message");
         self.send(&fence.bytes).map_err(CommitError::Io)?;

@@ -6,6 +6,15 @@
 
 use super::*;
 
+// What a dump carries and a batch never sends (nf_tables.h): handles,
+// use counts, a chain's flags.
+const NFTA_CHAIN_HANDLE: u16 = 2;
+const NFTA_CHAIN_USE: u16 = 6;
+const NFTA_CHAIN_FLAGS: u16 = 10;
+const NFT_CHAIN_BASE: u32 = 1;
+const NFTA_SET_HANDLE: u16 = 16;
+const NFTA_RULE_HANDLE: u16 = 3;
+
 /// A header as the kernel writes it: len, type, flags, seq, pid.
 fn header(order: Order, len: u32, kind: u16, flags: u16, seq: u32) -> Vec<u8> {
     let mut b = Vec::new();
@@ -21,10 +30,10 @@ fn header(order: Order, len: u32, kind: u16, flags: u16, seq: u32) -> Vec<u8> {
 fn a_batch_is_framed_with_network_order_fields_and_host_order_headers() {
     for order in [Order::Little, Order::Big] {
         let mut w = Writer::batch(order, 7);
-        let seq = w.msg(NEWTABLE, NFPROTO_INET, 0);
+        let seq = w.msg(NFT_MSG_NEWTABLE, NFPROTO_INET, 0);
         assert_eq!(seq, 8);
-        w.put_str(TABLE_NAME, "nasboot");
-        w.put_be32(TABLE_FLAGS, 0);
+        w.put_str(NFTA_TABLE_NAME, "nasboot");
+        w.put_be32(NFTA_TABLE_FLAGS, 0);
         let sent = w.finish_batch();
         let mut want = header(order, 20, 0x10, NLM_F_REQUEST, 7);
         // nfgenmsg: AF_UNSPEC, version 0, res_id NFNL_SUBSYS_NFTABLES (big-endian).
@@ -32,10 +41,10 @@ fn a_batch_is_framed_with_network_order_fields_and_host_order_headers() {
         want.extend(header(order, 40, 0x0a00, NLM_F_REQUEST, 8));
         want.extend_from_slice(&[NFPROTO_INET, 0, 0, 0]);
         want.extend_from_slice(&order.u16(12));
-        want.extend_from_slice(&order.u16(TABLE_NAME));
+        want.extend_from_slice(&order.u16(NFTA_TABLE_NAME));
         want.extend_from_slice(b"nasboot\0");
         want.extend_from_slice(&order.u16(8));
-        want.extend_from_slice(&order.u16(TABLE_FLAGS));
+        want.extend_from_slice(&order.u16(NFTA_TABLE_FLAGS));
         want.extend_from_slice(&[0, 0, 0, 0]);
         want.extend(header(order, 20, 0x11, NLM_F_REQUEST, 9));
         want.extend_from_slice(&[0, 0, 0, 10]);
@@ -49,21 +58,21 @@ fn a_batch_is_framed_with_network_order_fields_and_host_order_headers() {
 fn nests_are_flagged_and_sized_and_strings_padded() {
     for order in [Order::Little, Order::Big] {
         let mut w = Writer::new(order, 1);
-        w.msg(NEWCHAIN, NFPROTO_INET, NLM_F_CREATE);
-        let h = w.nest(CHAIN_HOOK);
-        w.put_be32(HOOK_HOOKNUM, HOOK_INGRESS);
-        w.put_str(HOOK_DEV, "eth0");
+        w.msg(NFT_MSG_NEWCHAIN, NFPROTO_INET, NLM_F_CREATE);
+        let h = w.nest(NFTA_CHAIN_HOOK);
+        w.put_be32(NFTA_HOOK_HOOKNUM, NF_INET_INGRESS);
+        w.put_str(NFTA_HOOK_DEV, "eth0");
         w.end(h);
         let sent = w.finish();
         let attrs = &sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..];
         let mut want = Vec::new();
         want.extend_from_slice(&order.u16(4 + 8 + 12));
-        want.extend_from_slice(&order.u16(CHAIN_HOOK | 0x8000));
+        want.extend_from_slice(&order.u16(NFTA_CHAIN_HOOK | 0x8000));
         want.extend_from_slice(&order.u16(8));
-        want.extend_from_slice(&order.u16(HOOK_HOOKNUM));
+        want.extend_from_slice(&order.u16(NFTA_HOOK_HOOKNUM));
         want.extend_from_slice(&5u32.to_be_bytes());
         want.extend_from_slice(&order.u16(9));
-        want.extend_from_slice(&order.u16(HOOK_DEV));
+        want.extend_from_slice(&order.u16(NFTA_HOOK_DEV));
         want.extend_from_slice(b"eth0\0\0\0\0");
         assert_eq!(attrs, &want[..], "{order:?}");
     }
@@ -72,11 +81,11 @@ fn nests_are_flagged_and_sized_and_strings_padded() {
 #[test]
 fn userdata_records_are_host_order_and_nests_count_their_bytes() {
     // `udp sport { … }`'s set, as nft 1.0.6 writes it (little-endian).
-    let u = udata_key(Order::Little, BYTEORDER_BIG, &[EXPR_PAYLOAD, 6, 1]);
+    let u = udata_key(Order::Little, BYTEORDER_BIG_ENDIAN, &[EXPR_PAYLOAD, 6, 1]);
     assert_eq!(u, [0, 4, 2, 0, 0, 0, 3, 20, 0, 4, 7, 0, 0, 0, 1, 12, 0, 4, 6, 0, 0, 0, 1, 4, 1, 0, 0, 0]);
-    let u = udata_key(Order::Big, BYTEORDER_HOST, &[EXPR_META, META_IIFNAME]);
+    let u = udata_key(Order::Big, BYTEORDER_HOST_ENDIAN, &[EXPR_META, NFT_META_IIFNAME]);
     assert_eq!(u, [0, 4, 0, 0, 0, 1, 3, 14, 0, 4, 0, 0, 0, 9, 1, 6, 0, 4, 0, 0, 0, 6]);
-    assert_eq!(udata_key(Order::Little, BYTEORDER_BIG, &[]), [0, 4, 2, 0, 0, 0]);
+    assert_eq!(udata_key(Order::Little, BYTEORDER_BIG_ENDIAN, &[]), [0, 4, 2, 0, 0, 0]);
     assert_eq!(udata_vmap(Order::Little), [0, 4, 1, 0, 0, 0, 1, 4, 0, 0, 0, 0, 4, 8, 0, 4, 1, 0, 0, 0, 1, 0, 6, 4, 0, 0, 0, 0]);
 }
 
@@ -111,7 +120,7 @@ fn replies_are_read_as_the_kernel_sends_them() {
     for order in [Order::Little, Order::Big] {
         let mut buf = error_reply(order, 12, nix::libc::ENOENT, Some("No such expression"), Some(84));
         buf.extend(error_reply(order, 13, nix::libc::EINVAL, None, None));
-        // An ack, then a dump's NEWTABLE and its end.
+        // An ack, then a dump's NFT_MSG_NEWTABLE and its end.
         let mut ack = header(order, 36, 2, 0x100, 14);
         ack.extend_from_slice(&[0; 4]);
         ack.extend(header(order, 20, 0x10, 1, 14));
@@ -120,21 +129,21 @@ fn replies_are_read_as_the_kernel_sends_them() {
         // res_id: the generation's low 16 bits, network order.
         table.extend_from_slice(&[NFPROTO_IPV4, 0, 0x12, 0x34]);
         table.extend_from_slice(&order.u16(12));
-        table.extend_from_slice(&order.u16(TABLE_NAME));
+        table.extend_from_slice(&order.u16(NFTA_TABLE_NAME));
         table.extend_from_slice(b"filter\0\0");
         buf.extend(table);
         buf.extend(header(order, 20, 3, 2, 15));
         buf.extend_from_slice(&[0; 4]);
         let mut got = Vec::new();
         replies(&buf, order, &mut |r| got.push(r)).unwrap();
-        let attrs = [&order.u16(12)[..], &order.u16(TABLE_NAME), b"filter\0\0"].concat();
+        let attrs = [&order.u16(12)[..], &order.u16(NFTA_TABLE_NAME), b"filter\0\0"].concat();
         assert_eq!(
             got,
             [
                 Reply::Error { seq: 12, errno: 2, text: Some("No such expression"), offset: Some(84) },
                 Reply::Error { seq: 13, errno: 22, text: None, offset: None },
                 Reply::Ack { seq: 14 },
-                Reply::Nft { seq: 15, kind: NEWTABLE, family: NFPROTO_IPV4, generation: 0x1234, attrs: &attrs },
+                Reply::Nft { seq: 15, kind: NFT_MSG_NEWTABLE, family: NFPROTO_IPV4, generation: 0x1234, attrs: &attrs },
                 Reply::Done { seq: 15 },
             ],
             "{order:?}"
@@ -228,10 +237,10 @@ fn an_answer_ends_at_its_fence_and_refuses_strangers() {
 #[test]
 fn an_extended_ack_offset_names_the_expression() {
     let mut w = Writer::new(Order::HOST, 1);
-    let seq = w.msg(NEWRULE, NFPROTO_INET, NLM_F_CREATE | NLM_F_APPEND);
-    w.put_str(RULE_TABLE, "nasboot");
-    w.put_str(RULE_CHAIN, "wan");
-    let list = w.nest(RULE_EXPRESSIONS);
+    let seq = w.msg(NFT_MSG_NEWRULE, NFPROTO_INET, NLM_F_CREATE | NLM_F_APPEND);
+    w.put_str(NFTA_RULE_TABLE, "nasboot");
+    w.put_str(NFTA_RULE_CHAIN, "wan");
+    let list = w.nest(NFTA_RULE_EXPRESSIONS);
     w.expr(&Expr::Limit { rate: 10, unit: 60, burst: 5 });
     let log_at = w.buf.len();
     w.expr(&Expr::Log { prefix: "x" });
@@ -251,23 +260,23 @@ fn an_extended_ack_offset_names_the_expression() {
 fn a_dumped_object_is_replayed_without_its_handle_and_counts() {
     let o = Order::HOST;
     let mut dump = Writer::new(o, 1);
-    dump.msg(NEWCHAIN, NFPROTO_INET, 0);
-    dump.put_str(CHAIN_TABLE, "nasboot");
-    dump.put(2, &[0, 0, 0, 0, 0, 0, 0, 3]); // NFTA_CHAIN_HANDLE
-    dump.put_str(CHAIN_NAME, "input");
-    let h = dump.nest(CHAIN_HOOK);
-    dump.put_be32(HOOK_HOOKNUM, HOOK_INPUT);
-    dump.put_be32(HOOK_PRIORITY, 0);
+    dump.msg(NFT_MSG_NEWCHAIN, NFPROTO_INET, 0);
+    dump.put_str(NFTA_CHAIN_TABLE, "nasboot");
+    dump.put(NFTA_CHAIN_HANDLE, &[0, 0, 0, 0, 0, 0, 0, 3]);
+    dump.put_str(NFTA_CHAIN_NAME, "input");
+    let h = dump.nest(NFTA_CHAIN_HOOK);
+    dump.put_be32(NFTA_HOOK_HOOKNUM, NF_INET_LOCAL_IN);
+    dump.put_be32(NFTA_HOOK_PRIORITY, 0);
     dump.end(h);
-    dump.put_be32(CHAIN_POLICY, VERDICT_DROP);
-    dump.put_str(CHAIN_TYPE, "filter");
-    dump.put_be32(6, 4); // NFTA_CHAIN_USE
-    dump.put_be32(10, 1); // NFTA_CHAIN_FLAGS: base
+    dump.put_be32(NFTA_CHAIN_POLICY, NF_DROP);
+    dump.put_str(NFTA_CHAIN_TYPE, "filter");
+    dump.put_be32(NFTA_CHAIN_USE, 4);
+    dump.put_be32(NFTA_CHAIN_FLAGS, NFT_CHAIN_BASE);
     let d = dump.finish();
     let attrs = &d.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..];
     let mut w = Writer::batch(o, 1);
-    assert!(replay(&mut w, NEWCHAIN, NFPROTO_INET, attrs, o, 0));
-    assert!(!replay(&mut w, GETGEN, NFPROTO_INET, attrs, o, 0));
+    assert!(replay(&mut w, NFT_MSG_NEWCHAIN, NFPROTO_INET, attrs, o, 0));
+    assert!(!replay(&mut w, NFT_MSG_GETGEN, NFPROTO_INET, attrs, o, 0));
     let sent = w.finish_batch();
     let msg = sent.message(2).unwrap();
     let len = u32::from_ne_bytes(msg[..4].try_into().unwrap()) as usize;
@@ -277,9 +286,9 @@ fn a_dumped_object_is_replayed_without_its_handle_and_counts() {
         Ok(())
     })
     .unwrap();
-    assert_eq!(kept, [CHAIN_TABLE, CHAIN_NAME, CHAIN_HOOK, CHAIN_POLICY, CHAIN_TYPE]);
+    assert_eq!(kept, [NFTA_CHAIN_TABLE, NFTA_CHAIN_NAME, NFTA_CHAIN_HOOK, NFTA_CHAIN_POLICY, NFTA_CHAIN_TYPE]);
     // The hook kept whole, nested flag and all.
-    assert_eq!(find(&msg[NLMSG_HDRLEN + NFGENMSG_LEN..len], o, CHAIN_HOOK), find(attrs, o, CHAIN_HOOK));
+    assert_eq!(find(&msg[NLMSG_HDRLEN + NFGENMSG_LEN..len], o, NFTA_CHAIN_HOOK), find(attrs, o, NFTA_CHAIN_HOOK));
     assert_eq!(u16::from_ne_bytes([msg[6], msg[7]]), NLM_F_REQUEST | NLM_F_CREATE);
 }
 
@@ -287,18 +296,18 @@ fn a_dumped_object_is_replayed_without_its_handle_and_counts() {
 fn a_replayed_set_gets_the_id_the_kernel_requires() {
     let o = Order::HOST;
     let mut dump = Writer::new(o, 1);
-    dump.msg(NEWSET, NFPROTO_INET, 0);
-    dump.put_str(SET_TABLE, "nasboot");
-    dump.put_str(SET_NAME, "lan_tcp");
-    dump.put(16, &[0, 0, 0, 0, 0, 0, 0, 5]); // NFTA_SET_HANDLE
-    dump.put_be32(SET_KEY_TYPE, TYPE_INET_SERVICE);
+    dump.msg(NFT_MSG_NEWSET, NFPROTO_INET, 0);
+    dump.put_str(NFTA_SET_TABLE, "nasboot");
+    dump.put_str(NFTA_SET_NAME, "lan_tcp");
+    dump.put(NFTA_SET_HANDLE, &[0, 0, 0, 0, 0, 0, 0, 5]);
+    dump.put_be32(NFTA_SET_KEY_TYPE, TYPE_INET_SERVICE);
     let d = dump.finish();
     let mut w = Writer::new(o, 1);
-    assert!(replay(&mut w, NEWSET, NFPROTO_INET, &d.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, 7));
+    assert!(replay(&mut w, NFT_MSG_NEWSET, NFPROTO_INET, &d.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, 7));
     let sent = w.finish();
     let attrs = &sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..];
-    assert_eq!(find(attrs, o, SET_ID), Some(&7u32.to_be_bytes()[..]));
-    assert_eq!(find(attrs, o, 16), None);
+    assert_eq!(find(attrs, o, NFTA_SET_ID), Some(&7u32.to_be_bytes()[..]));
+    assert_eq!(find(attrs, o, NFTA_SET_HANDLE), None);
 }
 
 #[test]
@@ -307,33 +316,33 @@ fn a_replayed_exthdr_write_leaves_out_the_flags_its_init_refuses() {
     // refuses the attribute when the write is added (EINVAL).
     let o = Order::HOST;
     let mut dump = Writer::new(o, 1);
-    dump.msg(NEWRULE, NFPROTO_INET, 0);
-    dump.put_str(RULE_TABLE, "nasboot");
-    dump.put_str(RULE_CHAIN, "forward");
-    dump.put(3, &[0, 0, 0, 0, 0, 0, 0, 14]); // NFTA_RULE_HANDLE
-    let l = dump.nest(RULE_EXPRESSIONS);
+    dump.msg(NFT_MSG_NEWRULE, NFPROTO_INET, 0);
+    dump.put_str(NFTA_RULE_TABLE, "nasboot");
+    dump.put_str(NFTA_RULE_CHAIN, "forward");
+    dump.put(NFTA_RULE_HANDLE, &[0, 0, 0, 0, 0, 0, 0, 14]);
+    let l = dump.nest(NFTA_RULE_EXPRESSIONS);
     dump.expr(&Expr::ExthdrWrite { ty: 2, offset: 2, len: 2 });
     dump.expr(&Expr::Exthdr { ty: 44, offset: 2, len: 2 });
     dump.end(l);
     let with_flags = {
-        // The dumped write: its attributes plus FLAGS (5) = 0.
+        // The dumped write: its attributes plus NFTA_EXTHDR_FLAGS = 0.
         let d = dump.finish();
         let mut b = d.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..].to_vec();
-        let list = find(&b, o, RULE_EXPRESSIONS).unwrap().to_vec();
+        let list = find(&b, o, NFTA_RULE_EXPRESSIONS).unwrap().to_vec();
         let mut w = Writer::new(o, 1);
-        w.msg(NEWRULE, NFPROTO_INET, 0);
-        w.put_str(RULE_TABLE, "nasboot");
-        w.put_str(RULE_CHAIN, "forward");
-        let l = w.nest(RULE_EXPRESSIONS);
+        w.msg(NFT_MSG_NEWRULE, NFPROTO_INET, 0);
+        w.put_str(NFTA_RULE_TABLE, "nasboot");
+        w.put_str(NFTA_RULE_CHAIN, "forward");
+        let l = w.nest(NFTA_RULE_EXPRESSIONS);
         let mut first = true;
         each_attr(&list, o, &mut |_, elem| {
-            let e = w.nest(LIST_ELEM);
-            w.put_str(EXPR_NAME, find(elem, o, EXPR_NAME).map(str_value).unwrap());
-            let d = w.nest(EXPR_DATA);
-            let data = find(elem, o, EXPR_DATA).unwrap();
+            let e = w.nest(NFTA_LIST_ELEM);
+            w.put_str(NFTA_EXPR_NAME, find(elem, o, NFTA_EXPR_NAME).map(str_value).unwrap());
+            let d = w.nest(NFTA_EXPR_DATA);
+            let data = find(elem, o, NFTA_EXPR_DATA).unwrap();
             w.buf.extend_from_slice(data);
             if first {
-                w.put_be32(5, 0);
+                w.put_be32(NFTA_EXTHDR_FLAGS, 0);
                 first = false;
             }
             w.end(d);
@@ -346,51 +355,16 @@ fn a_replayed_exthdr_write_leaves_out_the_flags_its_init_refuses() {
         b
     };
     let mut w = Writer::new(o, 1);
-    assert!(replay(&mut w, NEWRULE, NFPROTO_INET, &with_flags, o, 0));
+    assert!(replay(&mut w, NFT_MSG_NEWRULE, NFPROTO_INET, &with_flags, o, 0));
     let sent = w.finish();
-    let list = find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, RULE_EXPRESSIONS).unwrap();
+    let list = find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, NFTA_RULE_EXPRESSIONS).unwrap();
     let mut flags = Vec::new();
     each_attr(list, o, &mut |_, elem| {
-        flags.push(find(find(elem, o, EXPR_DATA).unwrap(), o, 5).is_some());
+        flags.push(find(find(elem, o, NFTA_EXPR_DATA).unwrap(), o, NFTA_EXTHDR_FLAGS).is_some());
         Ok(())
     })
     .unwrap();
     // The write without FLAGS; the IPv6 header load keeps its own.
     assert_eq!(flags, [false, true]);
-    assert_eq!(find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, 3), None, "no handle");
-}
-
-#[test]
-fn a_batch_names_the_modules_its_expressions_chains_and_flowtable_need() {
-    let mut w = Writer::batch(Order::Little, 1);
-    assert_eq!(w.modules().names().collect::<Vec<_>>(), ["nf_tables"]);
-    w.msg(NEWRULE, NFPROTO_INET, 0);
-    for e in [Expr::Meta { key: 1 }, Expr::Limit { rate: 10, unit: 60, burst: 5 }, Expr::Log { prefix: "x" }, Expr::Notrack] {
-        w.expr(&e);
-    }
-    w.uses(Modules::FLOWTABLE_INET);
-    assert_eq!(
-        w.modules().names().collect::<Vec<_>>(),
-        ["nf_tables", "nft_limit", "nf_log_syslog", "nft_log", "nft_ct", "nf_flow_table_inet"]
-    );
-    w.uses(Modules::CHAIN_NAT);
-    w.expr(&Expr::Masq);
-    w.expr(&Expr::Dnat { family: 2 });
-    w.expr(&Expr::Fib { flags: 0, result: 0 });
-    w.expr(&Expr::FlowOffload { table: "t" });
-    assert_eq!(w.modules().names().count(), Modules::NAMES.len());
-}
-
-#[test]
-fn the_last_module_of_each_kind_stands_for_its_kind() {
-    let of = |es: &[Expr<'_>]| es.iter().fold(Modules::NF_TABLES, |m, e| m.with(Modules::of(e))).last_of_each_kind().collect::<Vec<_>>();
-    // Stateless: the logging rule's only.
-    assert_eq!(of(&[Expr::Limit { rate: 1, unit: 60, burst: 5 }, Expr::Log { prefix: "x" }]), ["nft_log"]);
-    // A router without logging or flowtable: conntrack's and NAT's.
-    assert_eq!(of(&[Expr::Ct { key: 0 }, Expr::Masq]), ["nft_masq"]);
-    assert_eq!(
-        of(&[Expr::Ct { key: 0 }, Expr::Masq, Expr::Log { prefix: "x" }, Expr::FlowOffload { table: "t" }]),
-        ["nft_log", "nft_masq", "nft_flow_offload"]
-    );
-    assert_eq!(of(&[Expr::Meta { key: 1 }]), Vec::<&str>::new());
+    assert_eq!(find(&sent.bytes[NLMSG_HDRLEN + NFGENMSG_LEN..], o, NFTA_RULE_HANDLE), None, "no handle");
 }
