@@ -99,8 +99,9 @@ impl FakeNftables {
                     nl::NFT_MSG_NEWSET if name(nl::NFTA_SET_NAME).contains('%') => {
                         let prefix = name(nl::NFTA_SET_NAME).replace("%d", "");
                         let taken = |n: &String| {
-                            objs.iter()
-                                .any(|(k, a)| *k == nl::NFT_MSG_NEWSET && nl::find(a, Order::HOST, nl::NFTA_SET_NAME).map(nl::str_value) == Some(n))
+                            objs.iter().any(|(k, a)| {
+                                *k == nl::NFT_MSG_NEWSET && nl::find(a, Order::HOST, nl::NFTA_SET_NAME).map(nl::str_value) == Some(n)
+                            })
                         };
                         let given = (0..).map(|i| format!("{prefix}{i}")).find(|n| !taken(n)).expect("a free name");
                         anon.insert(id(nl::NFTA_SET_ID).unwrap_or_default(), given.clone());
