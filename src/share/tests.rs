@@ -443,6 +443,7 @@ fn a_missing_export_path_warns_and_fails_under_strict() {
 /// (name, profile after BOARD or alone, line, column, key, part of the message)
 const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("relative path", "[[nfs.export]]\npath = \"srv/nfs\"\n", 14, 8, "nfs.export[0].path", "absolute"),
+    ("unknown SMB server", "[samba]\nbackend = \"samba\"\n", 14, 11, "samba.backend", "samba"),
     ("newline in path", "[[nfs.export]]\npath = \"/srv/a\\nb\"\n", 14, 8, "nfs.export[0].path", "control character"),
     ("client /33", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/33\"]\n", 15, 12, "nfs.export[0].clients[0]", "/33"),
     ("IPv6 /129", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"fd00::/129\"]\n", 15, 12, "nfs.export[0].clients[0]", "/129"),
