@@ -50,14 +50,6 @@ pub(crate) enum Change {
     Restart,
 }
 
-fn yes_no(b: bool) -> &'static str {
-    if b {
-        "yes"
-    } else {
-        "no"
-    }
-}
-
 /// ksmbd.conf for the profile's shares.
 pub(crate) fn render(p: &Profile, s: &Samba) -> String {
     let mut out = String::new();
@@ -72,19 +64,7 @@ pub(crate) fn render(p: &Profile, s: &Samba) -> String {
     if s.share.iter().any(|sh| sh.guest_ok) {
         out.push_str("\tmap to guest = bad user\n");
     }
-    for sh in &s.share {
-        let _ = writeln!(out, "\n[{}]", sh.name.get_ref());
-        if let Some(c) = &sh.comment {
-            let _ = writeln!(out, "\tcomment = {}", c.get_ref().trim());
-        }
-        let _ = writeln!(out, "\tpath = {}", sh.path.get_ref());
-        let _ = writeln!(out, "\tread only = {}", yes_no(sh.read_only));
-        let _ = writeln!(out, "\tguest ok = {}", yes_no(sh.guest_ok));
-        if !sh.valid_users.is_empty() {
-            let users: Vec<&str> = sh.valid_users.iter().map(|u| u.as_str()).collect();
-            let _ = writeln!(out, "\tvalid users = {}", users.join(" "));
-        }
-    }
+    super::samba::shares(&mut out, s, "\t");
     out
 }
 
