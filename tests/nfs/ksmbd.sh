@@ -5,8 +5,9 @@
 # runs with --root in a private network namespace (eth1 one end of a veth
 # pair there), so it runs no ksmbd tool itself: the unit tests
 # (src/share/tests.rs) hold the reload and restart steps. Also: a user
-# without a password, a share path that is a file, and read-ahead on a
-# block device that is not there. Needs root. About a second.
+# without a password, a share path that is a file, read-ahead on a block
+# device that is not there, and backend = "auto" without smbd on an image
+# whose kernel lacks or has ksmbd. Needs root. About a second.
 # The script run inside the namespace is single-quoted on purpose.
 # shellcheck disable=SC2016 source-path=SCRIPTDIR
 set -eu
@@ -124,4 +125,39 @@ t_has "it is named with file, line and key" "/nasboot.toml:18:8: samba.share[0].
 nb file apply
 t_eq "apply exits 2 too" 2 "$(cat "$W/file.rc")"
 t_check "and writes nothing" cmp -s "$W/before.conf" "$CONF"
+
+# backend = "auto" with no smbd on PATH (an empty PATH for nasboot): ksmbd
+# where the board's kernel (the --root image's release and module tree)
+# has it, else SMB is not served and the rest applies, exit 3.
+mkdir -p "$W/nobin" "$ROOT/proc/sys/kernel" "$ROOT/lib/modules/6.1.0-nb/kernel/fs/ksmbd"
+echo 6.1.0-nb >"$ROOT/proc/sys/kernel/osrelease"
+echo kernel/net/ipv4/tcp_cubic.ko >"$ROOT/lib/modules/6.1.0-nb/modules.builtin"
+echo 128 >"$ROOT/sys/block/sda/queue/read_ahead_kb"
+rm -f "$CONF"
+cat >"$ROOT/nasboot.toml" <<'TOML'
+[board]
+name = "ksmbd-auto"
+[firewall]
+profile = "off"
+[[interface]]
+name = "eth1"
+role = "lan"
+[[storage]]
+device = "sda"
+read_ahead_kb = 1024
+[samba]
+[[samba.share]]
+name = "media"
+path = "/srv/media"
+TOML
+NB=(env PATH="$W/nobin" "${NB[@]}")
+nb unserved apply
+t_eq "auto, no smbd, no ksmbd in the kernel: exit 3" 3 "$(cat "$W/unserved.rc")"
+t_has "SMB is not served, and said why" "SMB is not served (auto: no smbd on PATH, and the kernel has no ksmbd module); the rest of the profile applies" "$(cat "$W/unserved.err")"
+t_eq "the rest applied" 1024 "$(cat "$ROOT/sys/block/sda/queue/read_ahead_kb")"
+t_check "no server's file written" test ! -e "$CONF" -a ! -e "$ROOT/etc/samba/nasboot.conf"
+: >"$ROOT/lib/modules/6.1.0-nb/kernel/fs/ksmbd/ksmbd.ko.xz"
+nb auto plan
+t_has "with ksmbd.ko in the image: ksmbd" "note: SMB: ksmbd (auto: no smbd, and the kernel has ksmbd)" "$(cat "$W/auto.out")"
+t_has "and its file" "--- /etc/ksmbd/ksmbd.conf ---" "$(cat "$W/auto.out")"
 t_done
