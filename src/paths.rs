@@ -50,6 +50,12 @@ pub(crate) const FIREWALL_CONFIRM: &str = "/run/nasboot/firewall.confirm";
 /// nfs-utils' drop-in directory (nfs-utils 2.5 and later read it after
 /// NFS_CONF; later values win).
 pub(crate) const NFS_CONF_D: &str = "/etc/nfs.conf.d";
+/// ksmbd-tools' configuration, which nasboot renders whole.
+pub(crate) const KSMBD_CONF: &str = "/etc/ksmbd/ksmbd.conf";
+/// ksmbd-tools' user database (`ksmbd.adduser` writes it; nasboot reads it).
+pub(crate) const KSMBD_PWDDB: &str = "/etc/ksmbd/ksmbdpwd.db";
+/// ksmbd.mountd's lock file: its pid while it runs.
+pub(crate) const KSMBD_LOCK: &str = "/run/ksmbd.lock";
 /// Samba's main configuration, checked for the include line.
 pub(crate) const SMB_CONF: &str = "/etc/samba/smb.conf";
 /// RAM size (MemTotal), for sizing nfsd.

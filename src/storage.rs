@@ -1,6 +1,12 @@
-//! Block devices: /sys/block/DEV/queue/read_ahead_kb. Read-ahead is the
-//! "prefetch" that a small NAS's sequential share reads depend on
-//! (scripts/bench-nfs measures them).
+//! Block devices: /sys/block/DEV/queue/read_ahead_kb, the most the page
+//! cache reads ahead of a sequential reader (nfsd, smbd and ksmbd all read
+//! through it; scripts/bench-nfs measures NFS reads).
+//!
+//! A device can go between `plan` and `apply` (a USB disk pulled): its
+//! sysfs directory goes with it, and the write fails with ENOENT (or
+//! ENODEV/ENXIO while it is being torn down). That is a note, not a
+//! failure: nothing else of the apply is stopped, and the next apply (the
+//! hotplug handler's, or the next boot's) sets it when it is back.
 
 use std::fmt;
 use std::io;
@@ -93,9 +99,25 @@ impl ExitStatus for Error {
     }
 }
 
+/// Whether a write failed because the device is gone.
+fn gone(e: &io::Error) -> bool {
+    use nix::libc::{ENODEV, ENOENT, ENXIO};
+    e.kind() == io::ErrorKind::NotFound || matches!(e.raw_os_error(), Some(ENOENT | ENODEV | ENXIO))
+}
+
 pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
     let value = format!("{}\n", a.read_ahead_kb);
-    seams.files.write_kernel(&knob(&a.device), value.as_bytes()).map_err(|source| Error::ReadAhead { device: a.device.clone(), source })
+    match seams.files.write_kernel(&knob(&a.device), value.as_bytes()) {
+        Err(e) if gone(&e) => {
+            log::warn!(
+                "note: {}: no such block device now (removed?): read_ahead_kb {} not set; the next apply sets it",
+                a.device,
+                a.read_ahead_kb
+            );
+            Ok(())
+        }
+        r => r.map_err(|source| Error::ReadAhead { device: a.device.clone(), source }),
+    }
 }
 
 #[cfg(test)]
@@ -113,5 +135,32 @@ mod tests {
         assert_eq!((device.as_str(), source.kind()), ("sda", io::ErrorKind::PermissionDenied));
         assert_eq!(e.to_string(), "sda read_ahead_kb: permission denied");
         assert_eq!(e.exit_status(), Status::Partial);
+    }
+
+    #[test]
+    fn a_device_gone_since_the_plan_is_a_note_and_the_apply_goes_on() {
+        use crate::plan::{Action as Step, Plan};
+        let mut b = FakeBoard::new();
+        b.files.files.insert("/sys/block/sdb/queue/read_ahead_kb".into(), b"128\n".to_vec());
+        b.files.files.insert("/proc/sys/vm/swappiness".into(), b"60\n".to_vec());
+        b.sysctl.values.insert("vm.swappiness".into(), "60".into());
+        // Planned while sdb was there; pulled before the apply.
+        let plan = Plan {
+            actions: vec![
+                Step::Storage(Action { device: "sdb".into(), read_ahead_kb: 1024, from: Some(128) }),
+                Step::Storage(Action { device: "sda".into(), read_ahead_kb: 4096, from: None }),
+            ],
+            notes: Vec::new(),
+        };
+        b.files.files.remove(std::path::Path::new("/sys/block/sdb/queue/read_ahead_kb"));
+        b.files.files.insert("/sys/block/sda/queue/read_ahead_kb".into(), b"128\n".to_vec());
+        let report = crate::apply::apply(&plan, &mut b.seams());
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        assert_eq!(report.status, Status::Ok);
+        // The next device is still set.
+        assert_eq!(b.files.files.get(std::path::Path::new("/sys/block/sda/queue/read_ahead_kb")).map(Vec::as_slice), Some(&b"4096\n"[..]));
+        // ENODEV and ENXIO (a device being torn down) likewise; EINVAL is not.
+        assert!(gone(&io::Error::from_raw_os_error(nix::libc::ENODEV)) && gone(&io::Error::from_raw_os_error(nix::libc::ENXIO)));
+        assert!(!gone(&io::Error::from_raw_os_error(nix::libc::EINVAL)));
     }
 }

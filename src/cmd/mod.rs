@@ -101,7 +101,12 @@ pub(crate) fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<
     // Export and share paths must exist on the board (warnings; errors
     // with `[nfs] strict = true`). The text parsed as UTF-8 above.
     let src = config::Source { file: &file, text: std::str::from_utf8(&bytes).unwrap_or("") };
-    match config::validate::board_paths(&loaded.profile, &src, &mut |p| seams.files.exists(p)) {
+    let mut at = |p: &std::path::Path| match (seams.files.exists(p), seams.files.is_dir(p)) {
+        (false, _) => config::validate::OnBoard::Missing,
+        (true, true) => config::validate::OnBoard::Dir,
+        (true, false) => config::validate::OnBoard::Other,
+    };
+    match config::validate::board_paths(&loaded.profile, &src, &mut at) {
         Ok(w) => loaded.warnings.extend(w),
         Err(e) => {
             let _ = writeln!(io.err, "nasboot: {e}");

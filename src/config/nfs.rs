@@ -111,10 +111,28 @@ pub(crate) const MAX_SHARES: usize = 8;
 /// Users per share.
 pub(crate) const MAX_USERS: usize = 8;
 
-/// `[samba]`: an smb.conf include (paths::SMB_INCLUDE) tuned for slow
-/// CPUs and bound to the LAN. See `share::samba` for what each key renders.
+/// Which server serves the `[samba]` shares (see `share::smb`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SmbBackend {
+    /// smbd where it is installed, else ksmbd where the kernel has it.
+    #[default]
+    Auto,
+    /// Samba's smbd, through the smb.conf include.
+    Smbd,
+    /// The kernel's ksmbd, through /etc/ksmbd/ksmbd.conf.
+    Ksmbd,
+}
+
+decode_enum!(SmbBackend { "auto" => Auto, "smbd" => Smbd, "ksmbd" => Ksmbd });
+
+/// `[samba]`: the SMB shares, served by smbd (an smb.conf include,
+/// paths::SMB_INCLUDE, tuned for slow CPUs) or by ksmbd (paths::KSMBD_CONF),
+/// bound to the LAN either way. See `share::samba` and `share::ksmbd` for
+/// what each key renders.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Samba {
+    /// The server: "auto" (default), "smbd" or "ksmbd".
+    pub backend: SmbBackend,
     /// Interfaces smbd listens on besides `lo`. Default: the role = "lan" ones.
     pub interfaces: List<Spanned<IfName>, { super::MAX_INTERFACES }>,
     /// NetBIOS workgroup (1 to 15 bytes). Unset: Samba's default.
@@ -143,7 +161,8 @@ pub struct Share {
     pub read_only: bool,
     pub guest_ok: bool,
     pub comment: Option<Spanned<heapless::String<63>>>,
-    /// `valid users`; empty means any authenticated user.
+    /// `valid users`; empty means any authenticated user. Under ksmbd each
+    /// must have a password in ksmbdpwd.db (`ksmbd.adduser`) beforehand.
     pub valid_users: heapless::Vec<Name, MAX_USERS>,
 }
 
@@ -196,9 +215,10 @@ impl Decode for Samba {
         let f = Fields::new(
             v,
             "struct Samba",
-            &["interfaces", "workgroup", "sendfile", "aio_read_size", "aio_write_size", "min_receivefile_size", "share"],
+            &["backend", "interfaces", "workgroup", "sendfile", "aio_read_size", "aio_write_size", "min_receivefile_size", "share"],
         )?;
         Ok(Samba {
+            backend: f.or_default("backend")?,
             interfaces: f.or_default("interfaces")?,
             workgroup: f.opt("workgroup")?,
             sendfile: f.or("sendfile", true)?,

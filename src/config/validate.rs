@@ -689,24 +689,40 @@ fn storage(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Export and share paths missing on the board (`exists` asks it): warnings,
+/// What is at a path on the board, for [`board_paths`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OnBoard {
+    Missing,
+    Dir,
+    /// A file, a device, anything but a directory.
+    Other,
+}
+
+/// Export and share paths missing on the board (`at` asks it): warnings,
 /// or an error when `[nfs] strict = true`. `nasboot --strict` turns the
-/// warnings into errors too (cmd::load). The one rule that needs the
-/// board, so it runs after parsing, from `cmd::load`.
-pub(crate) fn board_paths(p: &Profile, src: &Source<'_>, exists: &mut dyn FnMut(&Path) -> bool) -> Result<Vec<Warning>, ConfigError> {
+/// warnings into errors too (cmd::load). A share path that is there but
+/// is not a directory is an error (an export may be a file; a share may
+/// not). The one rule that needs the board, so it runs after parsing,
+/// from `cmd::load`.
+pub(crate) fn board_paths(p: &Profile, src: &Source<'_>, at: &mut dyn FnMut(&Path) -> OnBoard) -> Result<Vec<Warning>, ConfigError> {
     let mut found = Vec::new();
     for (i, e) in p.nfs.export.iter().enumerate() {
-        found.push((format!("nfs.export[{i}].path"), e.path.span(), e.path.get_ref().clone()));
+        found.push((format!("nfs.export[{i}].path"), e.path.span(), e.path.get_ref().clone(), false));
     }
     if let Some(s) = &p.samba {
         for (i, sh) in s.share.iter().enumerate() {
-            found.push((format!("samba.share[{i}].path"), sh.path.span(), sh.path.get_ref().clone()));
+            found.push((format!("samba.share[{i}].path"), sh.path.span(), sh.path.get_ref().clone(), true));
         }
     }
     let mut warnings = Vec::new();
-    for (key, span, path) in found {
-        if exists(path.as_path()) {
-            continue;
+    for (key, span, path, dir) in found {
+        match at(path.as_path()) {
+            OnBoard::Dir => continue,
+            OnBoard::Other if !dir => continue,
+            OnBoard::Other => {
+                return Err(src.error(Some(span), &key, format!("{path} is not a directory; a share is a directory")));
+            }
+            OnBoard::Missing => {}
         }
         let e = src.error(Some(span), &key, format!("{path} does not exist on this board"));
         if p.nfs.strict {

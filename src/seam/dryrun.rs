@@ -38,6 +38,9 @@ impl Files for DryRunFiles {
     fn exists(&mut self, path: &Path) -> bool {
         self.real.exists(path)
     }
+    fn is_dir(&mut self, path: &Path) -> bool {
+        self.real.is_dir(path)
+    }
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
         match self.real.read(path) {
             Ok(old) if old == data => Ok(Replaced::Unchanged),

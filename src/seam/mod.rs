@@ -68,6 +68,8 @@ pub trait Files {
     }
     /// Whether a path exists.
     fn exists(&mut self, path: &Path) -> bool;
+    /// Whether a path is a directory (symlinks followed).
+    fn is_dir(&mut self, path: &Path) -> bool;
     /// Replace a configuration file atomically: temporary file, fsync,
     /// rename, fsync of the directory; the previous copy is kept as
     /// `PATH.bak`. Identical content is not written at all.

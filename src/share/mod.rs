@@ -1,5 +1,6 @@
-//! Shares, NFS and Samba: the export table, nfsd's knobs, the files the board's
-//! NFS init scripts read, and an smb.conf include.
+//! Shares, NFS and SMB: the export table, nfsd's knobs, the files the board's
+//! NFS init scripts read, and the SMB server's configuration (an smb.conf
+//! include for smbd, or ksmbd.conf for the kernel's ksmbd).
 //!
 //! - [`exports`]: /etc/exports (or /etc/exports.d/nasboot.exports with
 //!   `exports_d = true`), rendered purely, replaced atomically (the old
@@ -9,14 +10,20 @@
 //!   and the thread sizing formula.
 //! - [`distro`]: /etc/default/nfs-kernel-server and nfs.conf.
 //! - [`samba`]: the smb.conf include.
+//! - [`ksmbd`]: ksmbd.conf, its users (provisioned by the operator with
+//!   `ksmbd.adduser`; passwords are never in the profile), reload or
+//!   restart.
+//! - [`smb`]: which of the two serves (`[samba] backend`).
 //!
 //! Nothing is planned for NFS when the profile has no exports and sets no
 //! nfsd knob, so a board whose exports are managed by hand is left alone.
 
 pub(crate) mod distro;
 pub(crate) mod exports;
+pub(crate) mod ksmbd;
 pub(crate) mod nfsd;
 pub(crate) mod samba;
+pub(crate) mod smb;
 
 use std::fmt;
 use std::io;
@@ -46,13 +53,17 @@ pub(crate) enum Action {
     WriteFile { path: String, text: String },
     /// Write an nfsd control file under /proc/fs/nfsd.
     Nfsd { knob: Knob, value: String, from: Option<String> },
+    /// Make a running ksmbd take its new ksmbd.conf.
+    Ksmbd(ksmbd::Change),
+    /// The SMB step cannot be done: applying it fails with this (3).
+    Refuse(smb::Refusal),
 }
 
 impl Action {
     pub(crate) fn rendered(&self) -> Option<(String, &str)> {
         match self {
             Action::Exports { path, text, .. } | Action::WriteFile { path, text } => Some((path.clone(), text)),
-            Action::Nfsd { .. } => None,
+            Action::Nfsd { .. } | Action::Ksmbd(_) | Action::Refuse(_) => None,
         }
     }
 }
@@ -74,6 +85,11 @@ impl fmt::Display for Action {
                 }
                 Ok(())
             }
+            Action::Ksmbd(ksmbd::Change::Reload) => f.write_str("ksmbd.control --reload (shares or users changed)"),
+            Action::Ksmbd(ksmbd::Change::Restart) => {
+                f.write_str("ksmbd.control --shutdown, then ksmbd.mountd (global settings changed: a reload does not take them)")
+            }
+            Action::Refuse(r) => write!(f, "refused: {r}"),
         }
     }
 }
@@ -90,6 +106,8 @@ pub(crate) struct Observed {
     pub cpus: Option<u16>,
     /// Files are relocated under `--root` (an image or a sandbox).
     pub relocated: bool,
+    /// What the board offers for SMB (with `[samba]` only).
+    pub smb: smb::Observed,
 }
 
 impl Observed {
@@ -131,8 +149,13 @@ pub(crate) fn observe(p: &Profile, seams: &mut Seams<'_>) -> Observed {
         now.mem_total_kib = read_text(f, paths::PROC_MEMINFO).and_then(|t| nfsd::parse_meminfo(&t));
         now.cpus = read_text(f, paths::SYS_CPU_ONLINE).and_then(|t| nfsd::parse_cpu_list(&t));
     }
-    if p.samba.is_some() {
-        wanted.extend([paths::SMB_INCLUDE, paths::SMB_CONF]);
+    if let Some(s) = &p.samba {
+        now.smb = smb::observe(s, seams);
+        match smb::choose(s.backend, &now.smb).0 {
+            Some(smb::Server::Smbd) => wanted.extend([paths::SMB_INCLUDE, paths::SMB_CONF]),
+            Some(smb::Server::Ksmbd) => wanted.extend([paths::KSMBD_CONF, paths::KSMBD_PWDDB]),
+            None => {}
+        }
     }
     for path in wanted {
         let text = read_text(seams.files, path);
@@ -210,19 +233,49 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> (Vec<Action>, Vec<String>) {
         }
     }
     if let Some(s) = &p.samba {
-        write(&mut actions, paths::SMB_INCLUDE, samba::render(p, s), false);
-        match now.file(paths::SMB_CONF) {
-            Some(conf) if samba::includes_us(conf) => {}
-            Some(_) => notes.push(format!(
-                "{} does not include {}: add `include = {}` as its last line",
-                paths::SMB_CONF,
-                paths::SMB_INCLUDE,
-                paths::SMB_INCLUDE
-            )),
-            None => notes.push(format!("{} is missing: Samba is not installed or configured", paths::SMB_CONF)),
+        let (server, why) = smb::choose(s.backend, &now.smb);
+        match server {
+            Some(smb::Server::Smbd) => {
+                notes.push(format!("SMB: smbd ({why})"));
+                write(&mut actions, paths::SMB_INCLUDE, samba::render(p, s), false);
+                match now.file(paths::SMB_CONF) {
+                    Some(conf) if samba::includes_us(conf) => {}
+                    Some(_) => notes.push(format!(
+                        "{} does not include {}: add `include = {}` as its last line",
+                        paths::SMB_CONF,
+                        paths::SMB_INCLUDE,
+                        paths::SMB_INCLUDE
+                    )),
+                    None => notes.push(format!("{} is missing: Samba is not installed or configured", paths::SMB_CONF)),
+                }
+            }
+            Some(smb::Server::Ksmbd) => {
+                notes.push(format!("SMB: ksmbd ({why})"));
+                ksmbd_plan(p, s, now, &mut actions, &mut notes);
+            }
+            None => actions.push(Action::Refuse(smb::Refusal::Unserved { why })),
         }
     }
     (actions, notes)
+}
+
+/// ksmbd.conf, then a reload or a restart of a running ksmbd; or the
+/// refusal naming the users without a password.
+fn ksmbd_plan(p: &Profile, s: &crate::config::nfs::Samba, now: &Observed, actions: &mut Vec<Action>, notes: &mut Vec<String>) {
+    smb::ksmbd_notes(&now.smb, notes);
+    let users = smb::unprovisioned(s, now.file(paths::KSMBD_PWDDB));
+    if !users.is_empty() {
+        actions.push(Action::Refuse(smb::Refusal::Unprovisioned { users }));
+        return;
+    }
+    let text = ksmbd::render(p, s);
+    let Some(change) = ksmbd::change(now.file(paths::KSMBD_CONF), &text) else { return };
+    actions.push(Action::WriteFile { path: paths::KSMBD_CONF.to_string(), text });
+    if now.smb.running && !now.relocated {
+        actions.push(Action::Ksmbd(change));
+    } else if !now.relocated {
+        notes.push("ksmbd.mountd is not running: it reads the new file when it starts (its init script, or `ksmbd.mountd`)".into());
+    }
 }
 
 fn nfsd_actions(
@@ -292,6 +345,15 @@ pub(crate) enum Error {
     ExportfsFailed { ended: Ended, first: String },
     /// `exportfs -ra` refused lines of the export table.
     ExportfsRejected { errors: Vec<exports::ExportfsError> },
+    /// The plan refused the SMB step.
+    Refused(smb::Refusal),
+    /// A ksmbd tool could not be run (not on PATH, or spawn failed).
+    KsmbdRun { program: &'static str, source: io::Error },
+    /// A ksmbd tool failed: its argv, how it ended, its first line.
+    KsmbdFailed { argv: String, ended: Ended, first: String },
+    /// `ksmbd.control --shutdown` returned, but ksmbd.mountd still runs:
+    /// a new one is not started beside it.
+    KsmbdStillRunning,
 }
 
 impl fmt::Display for Error {
@@ -321,6 +383,15 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::Refused(r) => r.fmt(f),
+            Error::KsmbdRun { program, source } => write!(f, "{program}: {source}"),
+            Error::KsmbdFailed { argv, ended, first } => write!(f, "{argv} failed ({ended}): {first}"),
+            Error::KsmbdStillRunning => write!(
+                f,
+                "ksmbd: ksmbd.mountd (the pid in {}) still runs {} s after ksmbd.control --shutdown: it is not started again",
+                paths::KSMBD_LOCK,
+                KSMBD_STOP_TIMEOUT.as_secs()
+            ),
         }
     }
 }
@@ -328,8 +399,16 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Write { source, .. } | Error::Nfsd { source, .. } | Error::ExportfsRun { source } => Some(source),
-            Error::ExportfsMissing { .. } | Error::ExportfsTimedOut | Error::ExportfsFailed { .. } | Error::ExportfsRejected { .. } => None,
+            Error::Write { source, .. } | Error::Nfsd { source, .. } | Error::ExportfsRun { source } | Error::KsmbdRun { source, .. } => {
+                Some(source)
+            }
+            Error::ExportfsMissing { .. }
+            | Error::ExportfsTimedOut
+            | Error::ExportfsFailed { .. }
+            | Error::ExportfsRejected { .. }
+            | Error::Refused(_)
+            | Error::KsmbdFailed { .. }
+            | Error::KsmbdStillRunning => None,
         }
     }
 }
@@ -354,6 +433,8 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
             exportfs(seams, path)
         }
         Action::WriteFile { path, text } => replace(seams, path, text).map(|_| ()),
+        Action::Ksmbd(change) => ksmbd_control(seams, *change),
+        Action::Refuse(r) => Err(Error::Refused(r.clone())),
         Action::Nfsd { knob, value, .. } => seams
             .files
             .write_kernel(Path::new(&nfsd_file(knob.file())), format!("{value}\n").as_bytes())
@@ -363,6 +444,54 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
 
 fn replace(seams: &mut Seams<'_>, path: &str, text: &str) -> Result<Replaced, Error> {
     seams.files.replace(Path::new(path), text.as_bytes()).map_err(|source| Error::Write { path: path.to_string(), source })
+}
+
+/// How long a ksmbd tool may take, and ksmbd.mountd to go after
+/// `--shutdown`.
+const KSMBD_TIMEOUT: Duration = Duration::from_secs(10);
+const KSMBD_STOP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Run a ksmbd tool (argv, through the runner seam).
+fn ksmbd_tool(seams: &mut Seams<'_>, program: &'static str, args: &[&str]) -> Result<(), Error> {
+    let cmd = Cmd { program, args, stdin: None, timeout: KSMBD_TIMEOUT };
+    let out = seams.runner.run(&cmd).map_err(|source| Error::KsmbdRun { program, source })?;
+    if out.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(if out.stderr.is_empty() { &out.stdout } else { &out.stderr }).into_owned();
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+    Err(Error::KsmbdFailed { argv: cmd.display(), ended: out.ended(), first })
+}
+
+/// A reload: `ksmbd.control --reload`. A restart: `ksmbd.control
+/// --shutdown`, wait for ksmbd.mountd's lock file to go, then start
+/// `ksmbd.mountd` (it detaches itself).
+fn ksmbd_control(seams: &mut Seams<'_>, change: ksmbd::Change) -> Result<(), Error> {
+    match change {
+        ksmbd::Change::Reload => ksmbd_tool(seams, "ksmbd.control", &["--reload"]),
+        ksmbd::Change::Restart => {
+            ksmbd_tool(seams, "ksmbd.control", &["--shutdown"])?;
+            let step = Duration::from_millis(50);
+            let mut waited = Duration::ZERO;
+            while smb::mountd_running(seams) {
+                if waited >= KSMBD_STOP_TIMEOUT {
+                    return Err(Error::KsmbdStillRunning);
+                }
+                std::thread::sleep(step);
+                waited += step;
+            }
+            let program = "ksmbd.mountd";
+            let path = seams.runner.which(program).ok_or_else(|| Error::KsmbdRun {
+                program,
+                source: io::Error::new(io::ErrorKind::NotFound, "not found on PATH: install ksmbd-tools"),
+            })?;
+            let path = path.to_string_lossy().into_owned();
+            seams
+                .runner
+                .start(&Cmd { program: &path, args: &[], stdin: None, timeout: KSMBD_TIMEOUT })
+                .map_err(|source| Error::KsmbdRun { program, source })
+        }
+    }
 }
 
 /// `exportfs -ra`, with its file:line complaints in the error.

@@ -28,7 +28,7 @@ use crate::config::nfs::Samba;
 use crate::config::Profile;
 use crate::paths;
 
-fn yes_no(b: bool) -> &'static str {
+pub(crate) fn yes_no(b: bool) -> &'static str {
     if b {
         "yes"
     } else {
@@ -61,20 +61,26 @@ pub(crate) fn render(p: &Profile, s: &Samba) -> String {
     let _ = writeln!(out, "   aio read size = {}", s.aio_read_size);
     let _ = writeln!(out, "   aio write size = {}", s.aio_write_size);
     let _ = writeln!(out, "   min receivefile size = {}", s.min_receivefile_size);
+    shares(&mut out, s, "   ");
+    out
+}
+
+/// One section per share, its keys indented by `indent`: the same keys
+/// mean the same in smb.conf and ksmbd.conf.
+pub(crate) fn shares(out: &mut String, s: &Samba, indent: &str) {
     for sh in &s.share {
         let _ = writeln!(out, "\n[{}]", sh.name.get_ref());
         if let Some(c) = &sh.comment {
-            let _ = writeln!(out, "   comment = {}", c.get_ref().trim());
+            let _ = writeln!(out, "{indent}comment = {}", c.get_ref().trim());
         }
-        let _ = writeln!(out, "   path = {}", sh.path.get_ref());
-        let _ = writeln!(out, "   read only = {}", yes_no(sh.read_only));
-        let _ = writeln!(out, "   guest ok = {}", yes_no(sh.guest_ok));
+        let _ = writeln!(out, "{indent}path = {}", sh.path.get_ref());
+        let _ = writeln!(out, "{indent}read only = {}", yes_no(sh.read_only));
+        let _ = writeln!(out, "{indent}guest ok = {}", yes_no(sh.guest_ok));
         if !sh.valid_users.is_empty() {
             let users: Vec<&str> = sh.valid_users.iter().map(|u| u.as_str()).collect();
-            let _ = writeln!(out, "   valid users = {}", users.join(" "));
+            let _ = writeln!(out, "{indent}valid users = {}", users.join(" "));
         }
     }
-    out
 }
 
 /// Whether smb.conf includes nasboot's file (an uncommented

@@ -4,7 +4,7 @@
 //! Regenerate the golden files with `NASBOOT_BLESS=1 cargo test nfs::`.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::cli;
@@ -181,8 +181,9 @@ fn board(profile: &str, nfsd_threads: Option<u32>) -> FakeBoard {
     f.insert("/etc/default/nfs-kernel-server".into(), DEBIAN_DEFAULT.as_bytes().to_vec());
     f.insert("/etc/nfs.conf".into(), NFS_CONF.as_bytes().to_vec());
     f.insert("/etc/nfs.conf.d".into(), Vec::new());
+    // A directory is one with something in it.
     for dir in ["/srv/nfs", "/srv/My Music", "/srv/backup", "/srv/scratch", "/"] {
-        f.insert(dir.into(), Vec::new());
+        f.insert(Path::new(dir).join(".keep"), Vec::new());
     }
     if let Some(t) = nfsd_threads {
         f.insert("/proc/fs/nfsd/threads".into(), format!("{t}\n").into_bytes());
@@ -196,6 +197,8 @@ fn board(profile: &str, nfsd_threads: Option<u32>) -> FakeBoard {
     lan.state.up = true;
     lan.addrs = vec!["192.168.10.1/24".parse().unwrap(), "fd00:10::1/64".parse().unwrap()];
     b.runner.programs.insert("exportfs".into());
+    // `[samba] backend = "auto"` serves through smbd where it is installed.
+    b.runner.programs.insert("smbd".into());
     b
 }
 
@@ -367,6 +370,9 @@ fn ebusy_on_a_knob_is_partial_with_a_hint() {
         fn exists(&mut self, _: &Path) -> bool {
             false
         }
+        fn is_dir(&mut self, _: &Path) -> bool {
+            false
+        }
         fn replace(&mut self, _: &Path, _: &[u8]) -> io::Result<Replaced> {
             Ok(Replaced::Unchanged)
         }
@@ -437,6 +443,7 @@ fn a_missing_export_path_warns_and_fails_under_strict() {
 /// (name, profile after BOARD or alone, line, column, key, part of the message)
 const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("relative path", "[[nfs.export]]\npath = \"srv/nfs\"\n", 14, 8, "nfs.export[0].path", "absolute"),
+    ("unknown SMB server", "[samba]\nbackend = \"samba\"\n", 14, 11, "samba.backend", "samba"),
     ("newline in path", "[[nfs.export]]\npath = \"/srv/a\\nb\"\n", 14, 8, "nfs.export[0].path", "control character"),
     ("client /33", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"10.0.0.0/33\"]\n", 15, 12, "nfs.export[0].clients[0]", "/33"),
     ("IPv6 /129", "[[nfs.export]]\npath = \"/srv\"\nclients = [\"fd00::/129\"]\n", 15, 12, "nfs.export[0].clients[0]", "/129"),
@@ -559,4 +566,185 @@ fn exports_d_creates_an_empty_exports_only_when_absent() {
     run_on(&mut b, &["apply"]);
     assert_eq!(text_of(&b, "/etc/exports"), "/home *(ro)\n");
     assert!(!b.effects().contains(&"replace /etc/exports".to_string()));
+}
+
+/// ksmbd: `SAMBA` with a guest share, served by the kernel's ksmbd.
+const KSMBD: &str = "\
+[samba]
+backend = \"ksmbd\"
+workgroup = \"HOME\"
+[[samba.share]]
+name = \"media\"
+path = \"/srv/My Music\"
+comment = \"Music, read only\"
+guest_ok = true
+[[samba.share]]
+name = \"backup\"
+path = \"/srv/backup\"
+read_only = false
+valid_users = [\"alice\", \"bob\"]
+";
+
+const PWDDB: &str = "/etc/ksmbd/ksmbdpwd.db";
+const KSMBD_CONF: &str = "/etc/ksmbd/ksmbd.conf";
+
+/// A board with ksmbd-tools, both users provisioned; ksmbd.mountd running
+/// as pid 321 when `running`.
+fn ksmbd_board(profile: &str, running: bool) -> FakeBoard {
+    let mut b = board(profile, None);
+    b.runner.programs.remove("smbd");
+    for p in ["ksmbd.mountd", "ksmbd.control"] {
+        b.runner.programs.insert(p.into());
+    }
+    b.files.files.insert(PWDDB.into(), b"alice:qO3dYwAAZFhUcQeYUq/v0Q==\nbob:8846F7EAEE8FB117AD06BDD830B7586C\n".to_vec());
+    if running {
+        b.files.files.insert("/run/ksmbd.lock".into(), b"321".to_vec());
+        b.files.files.insert("/proc/321/comm".into(), b"ksmbd.mountd\n".to_vec());
+    }
+    b
+}
+
+#[test]
+fn ksmbd_conf_golden_and_a_stopped_ksmbd_is_left_to_start() {
+    let mut b = ksmbd_board(&format!("{BOARD}{KSMBD}"), false);
+    let (status, out, err) = run_on(&mut b, &["plan"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    assert!(out.contains("note: SMB: ksmbd (backend = \"ksmbd\")"), "{out}");
+    assert!(out.contains("ksmbd.mountd is not running: it reads the new file when it starts"), "{out}");
+    let (status, _, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    golden("ksmbd.conf", include_str!("../../tests/golden/nfs/ksmbd.conf"), &text_of(&b, KSMBD_CONF));
+    assert!(!b.effects().iter().any(|e| e.contains("ksmbd.control")), "{:?}", b.effects());
+    // Nothing of smbd's.
+    assert_eq!(text_of(&b, "/etc/samba/nasboot.conf"), "");
+    // The same again: nothing to do for SMB.
+    let (_, out, _) = run_on(&mut b, &["plan"]);
+    assert!(!out.contains(KSMBD_CONF), "{out}");
+}
+
+#[test]
+fn a_running_ksmbd_reloads_for_shares_and_restarts_for_globals() {
+    let mut b = ksmbd_board(&format!("{BOARD}{KSMBD}"), true);
+    let (status, out, err) = run_on(&mut b, &["plan"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    // No file yet: ksmbd runs on its defaults, its globals change.
+    assert!(out.contains("ksmbd.control --shutdown, then ksmbd.mountd (global settings changed"), "{out}");
+    let rendered =
+        ksmbd::render(&load(&format!("{BOARD}{KSMBD}")).profile, load(&format!("{BOARD}{KSMBD}")).profile.samba.as_ref().unwrap());
+    // A share's path changed since: a reload, nothing else.
+    b.files.files.insert(KSMBD_CONF.into(), rendered.replace("/srv/backup", "/srv/old").into_bytes());
+    let (status, out, _) = run_on(&mut b, &["plan"]);
+    assert_eq!(status, Status::Ok);
+    assert!(out.contains("ksmbd.control --reload (shares or users changed)") && !out.contains("--shutdown"), "{out}");
+    let (status, _, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    assert_eq!(text_of(&b, KSMBD_CONF), rendered);
+    assert_eq!(text_of(&b, &format!("{KSMBD_CONF}.bak")), rendered.replace("/srv/backup", "/srv/old"), "the previous copy is kept");
+    let runs: Vec<String> = b.effects().into_iter().filter(|e| e.starts_with("run ksmbd") || e.starts_with("start")).collect();
+    assert_eq!(runs, ["run ksmbd.control --reload"]);
+}
+
+#[test]
+fn a_restart_shuts_ksmbd_down_then_starts_ksmbd_mountd() {
+    // ksmbd.mountd gone once --shutdown returned (its lock file names no
+    // live process).
+    let mut b = ksmbd_board(&format!("{BOARD}{KSMBD}"), false);
+    apply(&Action::Ksmbd(ksmbd::Change::Restart), &mut b.seams()).unwrap();
+    let runs: Vec<String> = b.effects().into_iter().filter(|e| e.contains("ksmbd")).collect();
+    assert_eq!(runs, ["run ksmbd.control --shutdown", "start /usr/sbin/ksmbd.mountd"]);
+    // A failing tool is named, with its first line, and is partial.
+    let mut b = ksmbd_board(&format!("{BOARD}{KSMBD}"), false);
+    b.runner.answers.push_back(Output { code: Some(1), stderr: b"ERROR: Can't open `/run/ksmbd.lock'\n".to_vec(), ..Output::default() });
+    let e = apply(&Action::Ksmbd(ksmbd::Change::Reload), &mut b.seams()).unwrap_err();
+    assert_eq!(e.to_string(), "ksmbd.control --reload failed (exit status 1): ERROR: Can't open `/run/ksmbd.lock'");
+    assert_eq!(e.exit_status(), Status::Partial);
+}
+
+#[test]
+fn a_ksmbd_user_without_a_password_is_refused_by_name_and_the_rest_applies() {
+    let mut b = ksmbd_board(&format!("{BOARD}{BASIC}{KSMBD}"), true);
+    b.files.files.insert(PWDDB.into(), b"alice:qO3dYwAAZFhUcQeYUq/v0Q==\n".to_vec());
+    let (status, out, _) = run_on(&mut b, &["plan"]);
+    assert_eq!(status, Status::Ok);
+    let want = "refused: ksmbd: user `bob` (samba.share[1].valid_users) has no password in /etc/ksmbd/ksmbdpwd.db: \
+                provision it with `ksmbd.adduser -a USER`; /etc/ksmbd/ksmbd.conf is not written";
+    assert!(out.contains(want), "{out}");
+    let (status, _, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Partial, "{err}");
+    assert!(err.contains("nasboot: ksmbd: user `bob` (samba.share[1].valid_users) has no password"), "{err}");
+    assert_eq!(text_of(&b, KSMBD_CONF), "", "nothing of ksmbd's written");
+    assert!(!b.effects().iter().any(|e| e.contains("ksmbd.control")), "{:?}", b.effects());
+    assert!(text_of(&b, "/etc/exports").contains("/srv/nfs"), "the exports still applied");
+    // No database at all: every user named.
+    b.files.files.remove(Path::new(PWDDB));
+    let (_, out, _) = run_on(&mut b, &["plan"]);
+    assert!(out.contains("user `alice` (samba.share[1].valid_users), user `bob` (samba.share[1].valid_users) has no"), "{out}");
+}
+
+/// A kernel module tree: modules.builtin (so an absent module is known
+/// absent), and ksmbd.ko when `ksmbd`.
+fn kernel(b: &mut FakeBoard, ksmbd: bool) {
+    let dir = "/lib/modules/6.1.0-50-4kc-malta";
+    b.sysctl.values.insert("kernel.osrelease".into(), "6.1.0-50-4kc-malta\n".into());
+    b.files.files.insert(format!("{dir}/modules.builtin").into(), b"kernel/net/ipv4/tcp_cubic.ko\n".to_vec());
+    if ksmbd {
+        b.files.files.insert(format!("{dir}/kernel/fs/ksmbd/ksmbd.ko.xz").into(), Vec::new());
+    }
+}
+
+#[test]
+fn auto_serves_through_smbd_else_ksmbd_else_says_smb_is_not_served() {
+    let auto = KSMBD.replace("backend = \"ksmbd\"\n", "");
+    // smbd installed: smbd, whatever the kernel has.
+    let mut b = ksmbd_board(&format!("{BOARD}{auto}"), false);
+    b.runner.programs.insert("smbd".into());
+    kernel(&mut b, true);
+    let (_, out, _) = run_on(&mut b, &["plan"]);
+    assert!(out.contains("note: SMB: smbd (auto: smbd is installed)") && out.contains("--- /etc/samba/nasboot.conf"), "{out}");
+    // No smbd, and the kernel has ksmbd: ksmbd.
+    let mut b = ksmbd_board(&format!("{BOARD}{auto}"), false);
+    kernel(&mut b, true);
+    let (_, out, _) = run_on(&mut b, &["plan"]);
+    assert!(
+        out.contains("note: SMB: ksmbd (auto: no smbd, and the kernel has ksmbd)") && out.contains("--- /etc/ksmbd/ksmbd.conf"),
+        "{out}"
+    );
+    // Neither: SMB is not served, the rest of the profile applies, exit 3.
+    let mut b = ksmbd_board(&format!("{BOARD}{BASIC}{auto}"), false);
+    kernel(&mut b, false);
+    let (status, out, _) = run_on(&mut b, &["plan"]);
+    assert_eq!(status, Status::Ok);
+    assert!(out.contains("refused: SMB is not served (auto: no smbd on PATH, and the kernel has no ksmbd module)"), "{out}");
+    let (status, _, err) = run_on(&mut b, &["apply"]);
+    assert_eq!(status, Status::Partial, "{err}");
+    assert!(err.contains("nasboot: SMB is not served"), "{err}");
+    assert!(text_of(&b, "/etc/exports").contains("/srv/nfs"));
+    assert_eq!((text_of(&b, KSMBD_CONF), text_of(&b, "/etc/samba/nasboot.conf")), (String::new(), String::new()));
+    // backend = "ksmbd" on a kernel without it: written, and said.
+    let mut b = ksmbd_board(&format!("{BOARD}{KSMBD}"), false);
+    kernel(&mut b, false);
+    let (_, out, _) = run_on(&mut b, &["plan"]);
+    assert!(out.contains("the kernel has no ksmbd module (CONFIG_SMB_SERVER)"), "{out}");
+}
+
+#[test]
+fn a_share_path_that_is_a_file_is_named_and_nothing_applies() {
+    let profile = format!("{BOARD}{KSMBD}").replace("/srv/backup", "/srv/backup.tar");
+    let mut b = ksmbd_board(&profile, false);
+    b.files.files.insert("/srv/backup.tar".into(), b"data".to_vec());
+    for cmd in ["check", "plan", "apply"] {
+        let (status, _, err) = run_on(&mut b, &[cmd]);
+        assert_eq!(status, Status::Usage, "{cmd}");
+        assert!(
+            err.contains("/etc/nasboot.toml:23:8: samba.share[1].path: /srv/backup.tar is not a directory; a share is a directory"),
+            "{err}"
+        );
+    }
+    assert_eq!(b.effects(), Vec::<String>::new());
+    // Missing: a warning naming it, as for exports.
+    let profile = format!("{BOARD}{KSMBD}").replace("/srv/backup", "/srv/gone");
+    let mut b = ksmbd_board(&profile, false);
+    let (status, _, err) = run_on(&mut b, &["check"]);
+    assert_eq!(status, Status::Ok);
+    assert!(err.contains("/etc/nasboot.toml:23:8: samba.share[1].path: /srv/gone does not exist on this board"), "{err}");
 }

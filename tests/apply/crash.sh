@@ -81,6 +81,7 @@ rw = true
 path = "/srv/nfs/backup"
 clients = ["192.168.10.5"]
 [samba]
+backend = "smbd"
 workgroup = "WORKGROUP"
 [[samba.share]]
 name = "media"

@@ -21,13 +21,18 @@
 #     with no complaint, in a private mount namespace whose /etc is an
 #     overlay and /srv a tmpfs holding the export paths (the machine's
 #     exports are never touched);
-#   - its Samba include passes `testparm -s` (loaded, no unknown or
-#     invalid parameter);
+#   - with [samba], served through each server (`backend` set to "smbd",
+#     then "ksmbd", in a copy): its Samba include passes `testparm -s`
+#     (loaded, no unknown or invalid parameter), and its ksmbd.conf is
+#     parsed by Debian's ksmbd.mountd (tests/nfs/ksmbd-lib.sh), which loads
+#     every share it names and the users (alice, bob) ksmbd.adduser
+#     provisioned in the sandbox's ksmbdpwd.db;
 #   - every tenth (named eth0 = WAN, eth1 = LAN by the generator), the
 #     nftables rule set loaded in a board-shaped namespace (prefix nbrl,
 #     scripts/lib/netns.sh): a WAN TCP port the profile opens accepts a
 #     connection from the WAN host, port 2223 (opened by none) does not.
-# About 3 minutes for 300 (nasboot, nft and testparm each a process).
+# About 3 minutes for 300 (nasboot, nft, testparm and ksmbd.mountd each a
+# process).
 #
 #   tests/apply/generated.sh            # uses $NASBOOT_DIST or target/dist
 set -eu
@@ -39,9 +44,11 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/scripts/lib/netns.sh"
 # shellcheck source=tests/firewall/lib.sh
 . "$TOP/tests/firewall/lib.sh"
+# shellcheck source=tests/nfs/ksmbd-lib.sh
+. "$TOP/tests/nfs/ksmbd-lib.sh"
 
 fw_packages
-t_need nfs-kernel-server samba-common-bin util-linux
+t_need nfs-kernel-server samba-common-bin util-linux ksmbd-tools coreutils
 
 read -ra NB <<<"$(nasboot_for host)"
 if [ ! -x "${NB[0]}" ]; then
@@ -87,9 +94,14 @@ in_ns() { ip netns exec "$NS" "$@"; }
 in_twin() { ip netns exec "${NS}n" "$@"; }
 NONFT=$(t_path_without_nft "$W/nonft")
 
-accepted=0 refused=0 nft_ok=0 ipt_ok=0 exp_files=0 smb_files=0 probed=0 same=0
-bad_status="" bad_nft="" bad_ipt="" bad_smb="" bad_diff=""
-mkdir -p "$W/root/etc" "$W/exports" "$W/smb"
+accepted=0 refused=0 nft_ok=0 ipt_ok=0 exp_files=0 smb_files=0 ksmbd_files=0 probed=0 same=0
+bad_status="" bad_nft="" bad_ipt="" bad_smb="" bad_ksmbd="" bad_diff=""
+mkdir -p "$W/root/etc/ksmbd" "$W/exports" "$W/smb" "$W/ksmbd"
+# The generator's SMB users, provisioned as an operator does.
+printf '[global]\n' >"$W/ksmbd/users.conf"
+for u in alice bob; do
+	ksmbd.adduser -a "$u" -p "pw-$u" -i "$W/root/etc/ksmbd/ksmbdpwd.db" -c "$W/ksmbd/users.conf" >/dev/null 2>&1
+done
 for f in "$W"/p/*.toml; do
 	n=${f##*/}
 	n=${n%.toml}
@@ -161,6 +173,32 @@ for f in "$W"/p/*.toml; do
 		/^--- / { file = ""; if ($2 == "/etc/exports") file = out; else if ($2 == "/etc/samba/nasboot.conf") file = smb; next }
 		file != "" { print > file }' "$W/p/$n.plan"
 	[ -f "$W/exports/$n" ] && exp_files=$((exp_files + 1))
+	# SMB through each server: the profile with `backend` set.
+	rm -f "$W/smb/$n.conf"
+	if grep -q '^\[samba\]' "$f"; then
+		for server in smbd ksmbd; do
+			sed '/^\[samba\]/,/^\[/ s/^backend = .*/backend = "'"$server"'"/' "$f" >"$W/root/etc/nasboot.toml"
+			in_ns "${NB[@]}" --root "$W/root" plan >"$W/p/$n.$server.plan" 2>/dev/null || true
+			awk -v smb="$W/smb/$n.conf" -v ksmbd="$W/ksmbd/$n.conf" '
+				/^--- / { file = ""; if ($2 == "/etc/samba/nasboot.conf") file = smb; else if ($2 == "/etc/ksmbd/ksmbd.conf") file = ksmbd; next }
+				file != "" { print > file }' "$W/p/$n.$server.plan"
+		done
+		if [ ! -f "$W/smb/$n.conf" ]; then bad_smb+=" $n(not rendered)"; fi
+		if [ -f "$W/ksmbd/$n.conf" ]; then
+			ksmbd_files=$((ksmbd_files + 1))
+			want=$(sed -n 's/^\[\(.*\)\]$/\1/p' "$W/ksmbd/$n.conf" | grep -vx global | sort -u | xargs)
+			users=$(sed -n 's/^\tvalid users = //p' "$W/ksmbd/$n.conf" | tr ' ' '\n' | grep -v '^$' | sort -u | xargs)
+			if ! ksmbd_parse "$W/ksmbd/$n.conf" "$W/root/etc/ksmbd/ksmbdpwd.db" "$W/ksmbd/$n.log"; then
+				bad_ksmbd+=" $n(parse)"
+			elif [ "$(ksmbd_shares "$W/ksmbd/$n.log" | xargs)" != "$want" ]; then
+				bad_ksmbd+=" $n(shares)"
+			elif [ -n "$users" ] && [ "$(ksmbd_users "$W/ksmbd/$n.log" | grep -vx nobody | xargs)" != "alice bob" ]; then
+				bad_ksmbd+=" $n(users)"
+			fi
+		else
+			bad_ksmbd+=" $n(not rendered)"
+		fi
+	fi
 	if [ -f "$W/smb/$n.conf" ]; then
 		smb_files=$((smb_files + 1))
 		printf '[global]\n   include = %s\n' "$W/smb/$n.conf" >"$W/smb/$n.wrap"
@@ -184,6 +222,9 @@ done
 if [ "$same" -ge $((accepted / 2)) ]; then t_ok "generated: $same profiles loaded both ways"; else t_fail "generated: only $same profiles loaded both ways"; fi
 t_eq "generated: every accepted iptables rule set loads with iptables-restore and ip6tables-restore ($ipt_ok)" "" "$bad_ipt"
 t_eq "generated: every Samba include passes testparm ($smb_files)" "" "$bad_smb"
+t_eq "generated: every ksmbd.conf is parsed by ksmbd.mountd, every share and user loaded ($ksmbd_files)" "" "$bad_ksmbd"
+if [ "$ksmbd_files" -eq "$smb_files" ] && [ "$smb_files" -ge $((COUNT / 10)) ]; then t_ok "generated: $smb_files SMB profiles, each through smbd and ksmbd"; else t_fail "generated: $smb_files smbd includes, $ksmbd_files ksmbd.conf files"; fi
+for n in $bad_ksmbd; do grep -m2 ERROR "$W/ksmbd/${n%(*}.log" 2>/dev/null | sed "s/^/    $n: /"; done
 for n in $bad_nft; do head -3 "$W/p/$n.nft.load" | sed "s/^/    $n: /"; done
 for n in $bad_ipt; do cat "$W/p/${n%(*}".v[46].load 2>/dev/null | head -3 | sed "s/^/    $n: /"; done
 
@@ -245,5 +286,5 @@ for f in "$W"/p/*0.toml; do
 done
 t_eq "generated: semantic probe on $probed profiles (a WAN port opened is open, one not is closed)" "" "$probe_bad"
 if [ "$probed" -ge 3 ]; then t_ok "generated: $probed profiles probed"; else t_fail "generated: only $probed profiles probed"; fi
-echo "    loaded: nft $nft_ok, iptables $ipt_ok; exports $exp_files; smb includes $smb_files; probed $probed"
+echo "    loaded: nft $nft_ok, iptables $ipt_ok; exports $exp_files; smb includes $smb_files; ksmbd.conf $ksmbd_files; probed $probed"
 t_done

@@ -8,7 +8,8 @@ key and value (profiles, backends, hooks, services, ports, pinned NFS
 ports, local port range, log, forward with flow_offload, nat_reflection
 and port forwards), bridges with ports and stp; sysctl presets and keys; storage;
 NFS exports (paths with spaces and the characters exports(5) escapes,
-clients of every kind, every option) and Samba shares. Some draws are
+clients of every kind, every option) and SMB shares (every backend, its
+line first in [samba], guests and the users alice and bob). Some draws are
 invalid on purpose (a port inside the local range, a service port twice,
 an interface named twice...): `check` must refuse those with exit 2, and
 the suite only loads what it accepts. The same SEED gives the same files.
@@ -155,7 +156,8 @@ def profile(r, n):
             out.append("\n".join(e) + "\n")
     if r.random() < 0.4:
         lan = [n for n, role in roles.items() if role == "lan"]
-        s = ["[samba]", f"workgroup = {q(r.choice(['WORKGROUP', 'HOME', 'NAS']))}"]
+        s = ["[samba]", f"backend = \"{r.choice(['auto', 'smbd', 'ksmbd'])}\"",
+             f"workgroup = {q(r.choice(['WORKGROUP', 'HOME', 'NAS']))}"]
         if lan and r.random() < 0.5:
             s.append(f"interfaces = {tlist(q(n) for n in lan)}")
         if r.random() < 0.3:
@@ -170,6 +172,8 @@ def profile(r, n):
                 sh.append(f"guest_ok = {r.choice(['true', 'false'])}")
             if r.random() < 0.3:
                 sh.append(f"comment = {q('share ' + str(i))}")
+            if r.random() < 0.3:
+                sh.append(f"valid_users = {tlist(q(u) for u in r.sample(['alice', 'bob'], r.randint(1, 2)))}")
             out.append("\n".join(sh) + "\n")
     tcp, udp = set(wan_tcp), set(wan_udp)
     for s in wan_services:

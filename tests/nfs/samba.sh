@@ -62,6 +62,8 @@ profile = "off"
 name = "eth1"
 role = "lan"
 [samba]
+# smbd itself need not be installed here: testparm reads the include.
+backend = "smbd"
 aio_read_size = 0
 aio_write_size = 0
 [[samba.share]]

@@ -64,6 +64,10 @@ impl Files for FakeFiles {
         // A directory is there when something is in it, as on a board.
         self.files.contains_key(path) || self.unreadable.contains(path) || self.files.keys().any(|f| f.starts_with(path))
     }
+    fn is_dir(&mut self, path: &Path) -> bool {
+        // A file is a key; a directory holds one.
+        self.files.keys().any(|f| f.starts_with(path) && f.as_path() != path)
+    }
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
         if let Some(kind) = self.fail_writes {
             return Err(io::Error::from(kind));
@@ -85,6 +89,10 @@ impl Files for FakeFiles {
     fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()> {
         if let Some(kind) = self.fail_writes {
             return Err(io::Error::from(kind));
+        }
+        // As the kernel's: a control file is never created by a write.
+        if !self.files.contains_key(path) {
+            return Err(io::Error::from_raw_os_error(nix::libc::ENOENT));
         }
         self.files.insert(path.to_path_buf(), data.to_vec());
         self.journal.borrow_mut().push(format!("write {} {}", path.display(), String::from_utf8_lossy(data).trim_end()));

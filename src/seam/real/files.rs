@@ -179,6 +179,10 @@ impl Files for RealFiles {
         self.root.resolve(path).exists()
     }
 
+    fn is_dir(&mut self, path: &Path) -> bool {
+        self.root.resolve(path).is_dir()
+    }
+
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
         let real = self.root.at(path);
         if let Some(dir) = real.parent() {
