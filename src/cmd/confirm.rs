@@ -69,6 +69,11 @@ pub(crate) fn at_start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Res
     };
     let now = confirm::now(seams.files);
     if !j.due(&now) {
+        // Its holder may be dead (kill -9, the OOM killer): another one
+        // is started; a second holder finds the journal settled and goes.
+        if let Err(e) = start_holder(cli, seams) {
+            say(io, format_args!("the holder of the revert could not start ({e})"));
+        }
         return Ok(Start::Pending(Box::new(j)));
     }
     let why = if j.boot == now.boot { "its deadline passed" } else { "the board restarted inside its window" };

@@ -459,8 +459,14 @@ pub(crate) fn write_settled(files: &mut dyn Files, j: &Journal) -> Result<(), Er
     }
 }
 
+/// The rename of a settled pending file. Any reader finishes it (`read`),
+/// so the file may be gone by now: renamed by another nasboot, which is
+/// as good.
 fn settle_file(files: &mut dyn Files) -> Result<(), Error> {
-    files.rename(Path::new(PENDING), Path::new(SETTLED)).map_err(|source| Error::Io { path: SETTLED, op: "rename into", source })
+    match files.rename(Path::new(PENDING), Path::new(SETTLED)) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound && files.exists(Path::new(SETTLED)) => Ok(()),
+        other => other.map_err(|source| Error::Io { path: SETTLED, op: "rename into", source }),
+    }
 }
 
 /// This boot and CLOCK_BOOTTIME (CLOCK_MONOTONIC on a kernel without it).

@@ -160,6 +160,21 @@ fn a_crash_between_the_settled_write_and_the_rename_is_finished_by_the_next_read
 }
 
 #[test]
+fn a_settle_finished_by_another_reader_is_no_error() {
+    // `confirm` writes the settled state into the pending file; a holder's
+    // `read` renames it before `confirm` does.
+    let mut f = MemFiles::default();
+    let mut j = pending();
+    write_pending(&mut f, &j).unwrap();
+    j.confirm(CAND.to_vec()).unwrap();
+    f.files.insert(PENDING.into(), j.render());
+    read(&mut f, Path::new("/etc/nasboot.toml")).unwrap();
+    assert_eq!(settle_file(&mut f).map_err(|e| e.to_string()), Ok(()));
+    f.files.remove(Path::new(SETTLED));
+    assert!(matches!(settle_file(&mut f), Err(Error::Io { op: "rename into", .. })));
+}
+
+#[test]
 fn errors_name_the_file() {
     let mut f = MemFiles::default();
     f.files.insert(PENDING.into(), b"nasboot confirm journal 1\nstate pen".to_vec());

@@ -102,6 +102,8 @@ cf_reset_a() {
 	rm -f "$R"/var/lib/nasboot/confirm* "$R/etc/nasboot.toml.rejected"
 	printf '%s' "$A_TEXT" >"$R/etc/nasboot.toml"
 	nb apply >/dev/null 2>"$W/a.err" || { cat "$W/a.err"; return 1; }
+	# A plain apply adds the profile's addresses and removes none.
+	box ip addr del 192.168.20.1/24 dev eth1 2>/dev/null || true
 	box ip link set vp0 up
 	box sysctl -qw net.ipv4.ip_default_ttl=64
 }
@@ -110,7 +112,10 @@ cf_reset_a() {
 # set, sysctls, qdiscs, exports.
 cf_observe() {
 	{
-		box ip -o link show | sed -E 's/^[0-9]+: //; s/@if[0-9]+//; s/ qlen [0-9]+//; s/link\/ether [0-9a-f:]+ brd [0-9a-f:]+//' | awk '{print "link", $0}' | sed 's/state [A-Z]* //' | sort
+		# The peer's namespace is left out: ip names it by looking through
+		# /run/netns, where a namespace another suite adds after this
+		# one's unshare is an empty file ("Peer netns reference is invalid").
+		box ip -o link show 2>/dev/null | sed -E 's/^[0-9]+: //; s/@if[0-9]+//; s/ qlen [0-9]+//; s/link\/ether [0-9a-f:]+ brd [0-9a-f:]+//; s/ link-netns(id)? [^ ]+//' | awk '{print "link", $0}' | sed 's/state [A-Z]* //' | sort
 		box ip -o addr show | awk '$4 !~ /^fe80/ {print "addr", $2, $3, $4}' | sort
 		box ip route show | awk '{print "route", $0}' | sort
 		box ip -6 route show | grep -v '^fe80\|^multicast' | awk '{print "route6", $0}' | sort || true
