@@ -9,7 +9,6 @@
 //! the text of each file the shares write (by digest). Counters and
 //! carrier, which move on their own, are not.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::plan::Observed;
@@ -18,20 +17,23 @@ use crate::sys::tc;
 
 /// The lines of one or more observations of the same board (a key seen
 /// twice keeps its first value), sorted by name.
+/// (A sorted Vec, not a BTreeMap: the map's code for String keys would be
+/// in the binary for this alone.)
 pub(crate) fn lines(observed: &[&Observed]) -> Vec<String> {
-    let mut m: BTreeMap<String, String> = BTreeMap::new();
+    let mut m: Vec<(String, String)> = Vec::new();
     for o in observed {
         one(o, &mut m);
     }
+    // Stable: of a name seen twice, the first value stays.
+    m.sort_by(|a, b| a.0.cmp(&b.0));
+    m.dedup_by(|later, first| later.0 == first.0);
     m.into_iter().map(|(k, v)| format!("{k} = {v}")).collect()
 }
 
-fn one(o: &Observed, m: &mut BTreeMap<String, String>) {
+fn one(o: &Observed, m: &mut Vec<(String, String)>) {
     let links: &[LinkInfo] = o.net.virt.links.as_deref().unwrap_or_default();
     let name = |index: u32| links.iter().find(|l| l.state.index == index).map_or_else(|| format!("#{index}"), |l| l.name.to_string());
-    let mut put = |k: String, v: String| {
-        m.entry(k).or_insert(v);
-    };
+    let mut put = |k: String, v: String| m.push((k, v));
     for l in links {
         let kind = match &l.kind {
             Kind::Device => "device".to_string(),
@@ -99,21 +101,24 @@ fn is_link_local(n: &crate::config::types::IpNet) -> bool {
 /// The names whose values differ between two sets of lines, each as
 /// "NAME: was X, now Y" (absent on one side: "absent").
 pub(crate) fn differences(before: &[String], after: &[String]) -> Vec<String> {
-    let split = |l: &String| l.split_once(" = ").map(|(k, v)| (k.to_string(), v.to_string())).unwrap_or_else(|| (l.clone(), String::new()));
-    let b: BTreeMap<String, String> = before.iter().map(split).collect();
-    let a: BTreeMap<String, String> = after.iter().map(split).collect();
+    let find = |lines: &[String], k: &str| lines.iter().map(|l| split(l)).find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
     let mut out = Vec::new();
-    for (k, v) in &b {
-        match a.get(k) {
+    for (k, v) in before.iter().map(|l| split(l)) {
+        match find(after, k) {
             Some(w) if w == v => {}
             Some(w) => out.push(format!("{k}: was {v}, now {w}")),
             None => out.push(format!("{k}: was {v}, now absent")),
         }
     }
-    for (k, w) in &a {
-        if !b.contains_key(k) {
+    for (k, w) in after.iter().map(|l| split(l)) {
+        if find(before, k).is_none() {
             out.push(format!("{k}: was absent, now {w}"));
         }
     }
     out
+}
+
+/// A line's name and value.
+fn split(l: &str) -> (&str, &str) {
+    l.split_once(" = ").unwrap_or((l, ""))
 }
