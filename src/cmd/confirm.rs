@@ -514,3 +514,6 @@ impl Journal {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

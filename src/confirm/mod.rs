@@ -62,7 +62,7 @@
 //! line; nothing is applied or reverted on its word.
 
 #[cfg(test)]
-mod fake;
+pub(crate) mod fake;
 pub(crate) mod snapshot;
 #[cfg(test)]
 mod tests;
