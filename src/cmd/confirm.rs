@@ -387,9 +387,11 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     seen.push(&after_good);
     let mut diffs = if j.observed.is_empty() { Vec::new() } else { snapshot::differences(&j.observed, &snapshot::lines(&seen)) };
     // And the last good profile's plan on the board as it is now: nothing
-    // left to do but the firewall's load, which every apply does.
+    // left to do but what every apply does again (the firewall's load, the
+    // watchdog's open, which `run` keeps and an apply closes).
     let left = crate::plan::plan(&good, &after_good);
-    diffs.extend(left.actions.iter().filter(|a| a.phase() != crate::plan::Phase::Firewall).map(|a| format!("still to do: {a}")));
+    let again = |a: &&crate::plan::Action| matches!(a.phase(), crate::plan::Phase::Firewall | crate::plan::Phase::Watchdog);
+    diffs.extend(left.actions.iter().filter(|a| !again(a)).map(|a| format!("still to do: {a}")));
     let against = if j.observed.is_empty() { "the last good profile" } else { "its observation from before the candidate" };
     for d in &diffs {
         say(io, format_args!("after the revert, the board differs from {against}: {d}"));
