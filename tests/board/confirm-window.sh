@@ -6,8 +6,10 @@
 # copied to the disk and applied; candidate B (/etc/b.toml) is applied
 # with `--confirm 600`; the watchdog daemon runs; then the board ends
 # inside the window as /etc/confirm-how says: "kill" (the daemon killed
-# with SIGKILL, so softdog resets the board) or "sysrq" (an immediate
-# reset, as a power cut: sysrq b).
+# with SIGKILL, so the board's watchdog resets it) or "sysrq" (an
+# immediate reset, as a power cut: sysrq b, or `reboot -n -f`, no sync,
+# on a kernel without sysrq). "wait": `--confirm 3` instead, and the
+# board waits for the holder's revert, prints the state and powers off.
 # Second boot: `nasboot run -b` (the boot's), then the state is printed
 # and the board powers off.
 mkdir -p /var/lib
@@ -18,22 +20,38 @@ if [ ! -f "$P" ]; then
 	sync
 	nasboot -c "$P" apply || echo "guest: apply A failed"
 	echo "guest: ttl under A $(cat /proc/sys/net/ipv4/ip_default_ttl)"
-	nasboot -c "$P" apply --confirm 600 /etc/b.toml
+	how=$(cat /etc/confirm-how)
+	secs=600
+	[ "$how" = wait ] && secs=3
+	nasboot -c "$P" apply --confirm "$secs" /etc/b.toml
 	echo "guest: apply --confirm exit=$?"
 	echo "guest: ttl under B $(cat /proc/sys/net/ipv4/ip_default_ttl)"
 	nasboot -c "$P" status | grep candidate
+	if [ "$how" = wait ]; then
+		i=0
+		while [ ! -f /data/confirm ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		echo "guest: ttl after the deadline $(cat /proc/sys/net/ipv4/ip_default_ttl)"
+		echo "guest: journal $(sed -n 2p /data/confirm)"
+		cmp -s "$P" /etc/nasboot.toml && echo "guest: profile file is A"
+		exit 0
+	fi
 	nasboot -c "$P" watchdog &
 	pid=$!
 	sleep 2
-	case $(cat /etc/confirm-how) in
+	case $how in
 	kill)
 		echo "guest: SIGKILL to the watchdog daemon"
 		kill -KILL "$pid"
 		;;
 	sysrq)
-		echo "guest: sysrq reset"
-		echo 1 >/proc/sys/kernel/sysrq
-		echo b >/proc/sysrq-trigger
+		if [ -w /proc/sysrq-trigger ]; then
+			echo "guest: sysrq reset"
+			echo 1 >/proc/sys/kernel/sysrq
+			echo b >/proc/sysrq-trigger
+		else
+			echo "guest: reboot -n -f (no sysrq)"
+			reboot -n -f
+		fi
 		;;
 	esac
 	sleep 30
