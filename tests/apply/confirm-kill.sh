@@ -4,7 +4,7 @@
 # tests/apply/confirm-lib.sh), KILL_RUNS times (default 200), in random
 # order over four phases:
 #
-#   apply    the `apply --confirm` process, 0 to 120 ms after its start:
+#   apply    the `apply --confirm` process, 0 to 50 ms after its start (about its run time here):
 #            before its journal is written, or during the candidate's apply
 #   wait     the holder, while it waits for the deadline
 #   revert   the holder, 0 to 300 ms after the deadline: during the revert
@@ -68,11 +68,14 @@ worker() {
 		cf_reset_a
 		phase=$(printf 'apply\nwait\nrevert\nconfirm\n' | shuf -n1)
 		t0=$(cf_now_ms)
-		nb apply --confirm 1 /etc/b.toml >/dev/null 2>&1 &
+		# A simple command, not the nb function: the background child
+		# execs ip, which execs env, which execs nasboot, so $! is
+		# nasboot's pid (a function would leave a subshell between).
+		ip netns exec "${P}box" env PATH="$NONFT" "$W/nasboot" -r "$R" apply --confirm 1 /etc/b.toml >/dev/null 2>&1 &
 		pid=$!
 		case $phase in
 		apply)
-			sleep "0.$(printf '%03d' $((RANDOM % 120)))"
+			sleep "0.$(printf '%03d' $((RANDOM % 50)))"
 			if kill -9 "$pid" 2>/dev/null; then
 				if [ -e "$R/var/lib/nasboot/confirm.pending" ]; then phase=apply-journaled; else phase=apply-before-journal; fi
 			else

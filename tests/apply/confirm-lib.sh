@@ -115,7 +115,10 @@ cf_observe() {
 		# The peer's namespace is left out: ip names it by looking through
 		# /run/netns, where a namespace another suite adds after this
 		# one's unshare is an empty file ("Peer netns reference is invalid").
-		box ip -o link show 2>/dev/null | sed -E 's/^[0-9]+: //; s/@if[0-9]+//; s/ qlen [0-9]+//; s/link\/ether [0-9a-f:]+ brd [0-9a-f:]+//; s/ link-netns(id)? [^ ]+//' | awk '{print "link", $0}' | sed 's/state [A-Z]* //' | sort
+		# The carrier flags too: a new bridge's carrier comes up on its own
+		# time after its port joins (nasboot's own observation leaves
+		# carrier out for the same reason).
+		box ip -o link show 2>/dev/null | sed -E 's/^[0-9]+: //; s/@if[0-9]+//; s/ qlen [0-9]+//; s/link\/ether [0-9a-f:]+ brd [0-9a-f:]+//; s/ link-netns(id)? [^ ]+//; s/NO-CARRIER,//; s/,LOWER_UP//; s/,M-DOWN//' | awk '{print "link", $0}' | sed 's/state [A-Z]* //' | sort
 		box ip -o addr show | awk '$4 !~ /^fe80/ {print "addr", $2, $3, $4}' | sort
 		box ip route show | awk '{print "route", $0}' | sort
 		box ip -6 route show | grep -v '^fe80\|^multicast' | awk '{print "route6", $0}' | sort || true
