@@ -23,6 +23,13 @@ pub enum Command {
     Status,
     /// Run the watchdog manager alone, in the foreground.
     Watchdog,
+    /// Keep the candidate of `apply --confirm`.
+    Confirm,
+    /// Go back to the last good profile now.
+    Rollback,
+    /// The holder of a pending candidate's revert (started by `apply
+    /// --confirm`, not for people).
+    ConfirmHold,
     /// `firewall render|apply|confirm`.
     Firewall(FirewallCommand),
     /// `--help`.
@@ -72,8 +79,12 @@ pub struct Cli {
     pub strict: bool,
     pub backend: Option<BackendArg>,
     pub loader: Option<LoaderArg>,
-    /// `firewall apply --confirm SECONDS`.
+    /// `firewall apply --confirm SECONDS`, `apply --confirm SECONDS`.
     pub confirm: Option<u32>,
+    /// `apply --confirm SECS FILE`: the candidate profile.
+    pub candidate: Option<PathBuf>,
+    /// `apply --rollback-first`: a pending candidate is rolled back first.
+    pub rollback_first: bool,
     /// `run --background`: the daemon goes on in a child once the apply
     /// is in force, and the command returns with the apply's status.
     pub background: bool,
@@ -111,6 +122,12 @@ commands:
   check               validate the profile only
   plan                print the ordered actions and rendered files (no changes)
   apply               apply once; re-applying changes only what differs
+  apply --confirm SECS [FILE]
+                      apply FILE (else the profile) as a candidate: it is
+                      reverted to the last good profile after SECS unless
+                      `nasboot confirm` runs, even across a crash or reboot
+  confirm             keep the pending candidate
+  rollback            go back to the last good profile now
   run                 apply, then keep the watchdog in the foreground
                       (-b: in the background once the apply is in force)
   status              show the current state against the profile
@@ -129,7 +146,10 @@ options:
       --backend B     firewall backend: nftables or iptables (default: auto)
       --loader L      nftables loader: auto (netlink where the kernel takes
                       it, else the nft tool) or nft (the tool always)
-      --confirm SECS  with `firewall apply`: roll back unless confirmed
+      --confirm SECS  with `apply` or `firewall apply`: roll back unless
+                      confirmed within SECS (1 to 3600)
+      --rollback-first  with `apply`: roll a pending candidate back first
+                      (else apply refuses while one is pending, exit 2)
   -b, --background    with `run`: return once the apply is in force, with
                       its status; the watchdog daemon goes on in a child
       --pidfile FILE  with `run -b`: the daemon's pid, written before return
@@ -165,6 +185,8 @@ where
         backend: None,
         loader: None,
         confirm: None,
+        candidate: None,
+        rollback_first: false,
         background: false,
         pidfile: None,
         log: None,
@@ -203,6 +225,7 @@ where
                 }
                 cli.confirm = Some(secs);
             }
+            Long("rollback-first") => cli.rollback_first = true,
             Short('b') | Long("background") => cli.background = true,
             Long("pidfile") => cli.pidfile = Some(parser.value()?.into()),
             Long("log") => cli.log = Some(parser.value()?.into()),
@@ -225,6 +248,13 @@ where
         ["check"] => Command::Check,
         ["plan"] => Command::Plan,
         ["apply"] => Command::Apply,
+        ["apply", file] if cli.confirm.is_some() => {
+            cli.candidate = Some(PathBuf::from(file));
+            Command::Apply
+        }
+        ["confirm"] => Command::Confirm,
+        ["rollback"] => Command::Rollback,
+        ["confirm-hold"] => Command::ConfirmHold,
         ["run"] => Command::Run,
         ["status"] => Command::Status,
         ["watchdog"] => Command::Watchdog,
@@ -237,8 +267,14 @@ where
         [] => return Err(UsageError("a command is needed".into())),
         other => return Err(UsageError(format!("unknown command `{}`", other.join(" ")))),
     };
-    if cli.confirm.is_some() && cli.command != Command::Firewall(FirewallCommand::Apply) {
-        return Err(UsageError("--confirm goes with `firewall apply`".into()));
+    if cli.confirm.is_some() && !matches!(cli.command, Command::Apply | Command::Firewall(FirewallCommand::Apply)) {
+        return Err(UsageError("--confirm goes with `apply` or `firewall apply`".into()));
+    }
+    if cli.confirm.is_some() && cli.command == Command::Apply && cli.dry_run {
+        return Err(UsageError("`apply --confirm` and --dry-run do not go together (a dry run has nothing to confirm)".into()));
+    }
+    if cli.rollback_first && cli.command != Command::Apply {
+        return Err(UsageError("--rollback-first goes with `apply`".into()));
     }
     if cli.background && cli.command != Command::Run {
         return Err(UsageError("--background goes with `run`".into()));
@@ -300,7 +336,10 @@ mod tests {
             (&["frobnicate"], "unknown command `frobnicate`"),
             (&["firewall"], "firewall needs render, apply, confirm or lock-down"),
             (&["check", "--bogus"], "--bogus"),
-            (&["apply", "--confirm", "10"], "--confirm goes with `firewall apply`"),
+            (&["check", "--confirm", "10"], "--confirm goes with `apply` or `firewall apply`"),
+            (&["apply", "--confirm", "10", "-n"], "do not go together"),
+            (&["status", "--rollback-first"], "--rollback-first goes with `apply`"),
+            (&["apply", "b.toml"], "unknown command `apply b.toml`"),
             (&["firewall", "apply", "--confirm", "ten"], "whole seconds"),
             (&["firewall", "apply", "--confirm", "0"], "1 to 3600"),
             (&["firewall", "render", "--backend", "pf"], "nftables or iptables"),
@@ -315,6 +354,16 @@ mod tests {
             let err = p(args).expect_err(&format!("{args:?} should fail"));
             assert!(err.to_string().contains(want), "{args:?}: {err} lacks `{want}`");
         }
+    }
+
+    #[test]
+    fn apply_confirm_takes_a_candidate_file() {
+        let cli = p(&["apply", "--confirm", "30", "b.toml"]).unwrap();
+        assert_eq!((cli.command, cli.confirm, cli.candidate), (Command::Apply, Some(30), Some(PathBuf::from("b.toml"))));
+        let cli = p(&["apply", "--confirm", "3", "--rollback-first"]).unwrap();
+        assert!(cli.rollback_first && cli.candidate.is_none());
+        assert_eq!(p(&["confirm"]).unwrap().command, Command::Confirm);
+        assert_eq!(p(&["rollback"]).unwrap().command, Command::Rollback);
     }
 
     #[test]

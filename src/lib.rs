@@ -336,6 +336,7 @@ mod apply;
 mod cli;
 mod cmd;
 mod config;
+mod confirm;
 mod exit;
 mod firewall;
 #[cfg(feature = "fuzz")]

@@ -66,3 +66,9 @@ pub(crate) const SYS_CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
 pub(crate) const RUN: &str = "/run";
 /// The reset history (watchdog::history); persistent state, must survive a reboot.
 pub(crate) const RESET_HISTORY: &str = "/var/lib/nasboot/resets";
+/// The confirm journal while a candidate is pending (confirm); persistent.
+pub(crate) const CONFIRM_PENDING: &str = "/var/lib/nasboot/confirm.pending";
+/// The confirm journal once settled: confirmed or rolled back (confirm).
+pub(crate) const CONFIRM_JOURNAL: &str = "/var/lib/nasboot/confirm";
+/// This boot's id: a deadline from another boot has passed (confirm).
+pub(crate) const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";

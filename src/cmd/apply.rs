@@ -47,10 +47,26 @@ pub(crate) fn apply_profile(cli: &Cli, p: &Profile, seams: &mut Seams<'_>, io: &
 
 pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
     let _lock = super::lock(seams, io);
+    // One stat when nothing is pending; a candidate past its deadline is
+    // reverted before anything else.
+    let pending = match super::confirm::at_start(cli, seams, io) {
+        Ok(start) => start,
+        Err(status) => return status,
+    };
+    if let Err(status) = super::confirm::clear_pending(cli, pending, seams, io) {
+        return status;
+    }
+    if let Some(secs) = cli.confirm {
+        return super::confirm::apply(cli, secs, seams, io);
+    }
     let loaded = match super::load(cli, seams, io) {
         Ok(l) => l,
         Err(status) => return status,
     };
+    if let Some(secs) = loaded.profile.board.confirm {
+        // `[board] confirm`: every apply is a candidate.
+        return super::confirm::apply(cli, secs, seams, io);
+    }
     let profile = crate::watchdog::history::prepare(loaded.profile, seams.files, crate::watchdog::unix_now()).profile;
     let mut report = apply_profile(cli, &profile, seams, io);
     if let Some(dog) = report.watchdog.take() {

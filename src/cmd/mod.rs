@@ -4,6 +4,7 @@
 pub(crate) mod apply;
 mod background;
 pub(crate) mod check;
+pub(crate) mod confirm;
 pub(crate) mod firewall;
 pub(crate) mod plan;
 pub(crate) mod run;
@@ -42,6 +43,9 @@ pub fn dispatch(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         Command::Apply => apply::run(cli, seams, io),
         Command::Run => run::run(cli, seams, io),
         Command::Status => status::run(cli, seams, io),
+        Command::Confirm => confirm::confirm(cli, seams, io),
+        Command::Rollback => confirm::rollback(cli, seams, io),
+        Command::ConfirmHold => confirm::hold(cli, seams, io),
         Command::Watchdog => watchdog::run(cli, seams, io),
         Command::Firewall(sub) => firewall::run(cli, *sub, seams, io),
     }

@@ -74,7 +74,20 @@ fn start(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<Started, S
     // Held for the apply only: released when this returns, before the
     // watchdog is served (for as long as the board runs).
     let _lock = super::lock(seams, io);
+    // A candidate past its deadline, or from before a reset, is reverted
+    // first (one stat when none is pending): the boot never brings up an
+    // unconfirmed candidate. An unusable journal: the safe profile.
+    let unusable = matches!(super::confirm::at_start(cli, seams, io), Err(Status::Usage));
     let loaded = super::load(cli, seams, io)?;
+    let loaded = if unusable {
+        let _ = writeln!(
+            io.err,
+            "nasboot: the confirm journal could not be used: coming up in the safe profile (LAN-only firewall, no exports)"
+        );
+        crate::config::Loaded { profile: history::safe_profile(loaded.profile), ..loaded }
+    } else {
+        loaded
+    };
     let history::Prepared { profile, safe } = history::prepare(loaded.profile, seams.files, crate::watchdog::unix_now());
     if safe {
         let _ = writeln!(io.err, "nasboot: boot loop: applying the safe profile (LAN only, no exports)");

@@ -71,6 +71,7 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
         firewall_line(p, backend, &now, settled, seams, io);
     }
     let pending: Vec<_> = pending.actions.iter().filter(|a| a.phase() != crate::plan::Phase::Firewall).collect();
+    super::confirm::status(cli, seams, io);
     if pending.is_empty() {
         let _ = writeln!(io.out, "in sync with the profile");
     } else {

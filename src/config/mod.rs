@@ -37,6 +37,9 @@ pub struct Board {
     pub name: types::Name,
     /// Free text for humans.
     pub description: Option<heapless::String<96>>,
+    /// Every `apply` is a candidate with this many seconds to be
+    /// confirmed (`apply --confirm`), for boards managed only remotely.
+    pub confirm: Option<u32>,
 }
 
 /// A whole profile.
@@ -62,8 +65,8 @@ pub struct Profile {
 
 impl decode::Decode for Board {
     fn decode(v: &decode::Value<'_>) -> Result<Self, decode::Error> {
-        let f = decode::Fields::new(v, "struct Board", &["name", "description"])?;
-        Ok(Board { name: f.req("name")?, description: f.opt("description")? })
+        let f = decode::Fields::new(v, "struct Board", &["name", "description", "confirm"])?;
+        Ok(Board { name: f.req("name")?, description: f.opt("description")?, confirm: f.opt("confirm")? })
     }
 }
 

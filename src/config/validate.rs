@@ -27,6 +27,11 @@ impl fmt::Display for Warning {
 #[inline(never)]
 pub(crate) fn validate(p: &Profile, src: &Source<'_>) -> Result<Vec<Warning>, ConfigError> {
     let mut warnings = Vec::new();
+    if let Some(s) = p.board.confirm {
+        if !(1..=3600).contains(&s) {
+            return Err(src.error(span_in(src, "board", "confirm"), "board.confirm", format!("confirm is 1 to 3600 seconds, not {s}")));
+        }
+    }
     interfaces(p, src)?;
     firewall(p, src, &mut warnings)?;
     exports(p, src, &mut warnings)?;

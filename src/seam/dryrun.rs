@@ -54,6 +54,10 @@ impl Files for DryRunFiles {
             }
         }
     }
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        say(format_args!("rename {} to {}", from.display(), to.display()));
+        Ok(())
+    }
     fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()> {
         say(format_args!("write {:?} to {}", String::from_utf8_lossy(data).trim_end(), path.display()));
         Ok(())
@@ -176,6 +180,10 @@ impl Netif for DryRunNetif {
     }
     fn add_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {
         say(format_args!("add address {addr} to interface #{index}"));
+        Ok(())
+    }
+    fn delete_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {
+        say(format_args!("delete address {addr} from interface #{index}"));
         Ok(())
     }
     fn routes(&mut self) -> io::Result<Vec<RouteEntry>> {

@@ -74,6 +74,12 @@ pub trait Files {
     /// rename, fsync of the directory; the previous copy is kept as
     /// `PATH.bak`. Identical content is not written at all.
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced>;
+    /// Rename `from` over `to` and fsync the directory: atomic, and
+    /// durable once it returns. The default refuses (a seam without it).
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        let _ = (from, to);
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
     /// Write a kernel control file in place (/proc, /sys): one write().
     fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()>;
     /// A file's modification time since the epoch (heartbeat files; a

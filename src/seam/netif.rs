@@ -242,6 +242,12 @@ pub trait Netif {
     fn addresses(&mut self) -> io::Result<Vec<(u32, IpNet)>>;
     /// Add an address (RTM_NEWADDR; IPv4 gets its broadcast address).
     fn add_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()>;
+    /// Remove an address (RTM_DELADDR): a revert removes those a
+    /// candidate added. The default refuses (a seam without it).
+    fn delete_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {
+        let _ = (index, addr);
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
     /// The main table's unicast routes, both families (RTM_GETROUTE dump).
     fn routes(&mut self) -> io::Result<Vec<RouteEntry>>;
     /// Add or replace a route (RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE).

@@ -191,6 +191,13 @@ impl Files for RealFiles {
         replace_atomically(&real, data)
     }
 
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        let to = self.root.at(to);
+        fs::rename(self.root.at(from), &to)?;
+        let dir = to.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        fs::File::open(dir)?.sync_all()
+    }
+
     fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()> {
         let mut f = fs::OpenOptions::new().write(true).open(self.root.at(path))?;
         f.write_all(data)

@@ -192,6 +192,10 @@ impl Netif for RealNetif {
         self.rtnl()?.add_address(index, addr)
     }
 
+    fn delete_address(&mut self, index: u32, addr: &IpNet) -> io::Result<()> {
+        self.rtnl()?.delete_address(index, addr)
+    }
+
     fn routes(&mut self) -> io::Result<Vec<RouteEntry>> {
         self.rtnl()?.routes()
     }

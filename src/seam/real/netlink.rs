@@ -33,6 +33,7 @@ use super::RECV_BUF;
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
 const RTM_NEWADDR: u16 = 20;
+const RTM_DELADDR: u16 = 21;
 const RTM_GETADDR: u16 = 22;
 const RTM_NEWROUTE: u16 = 24;
 const RTM_GETROUTE: u16 = 26;
@@ -121,6 +122,12 @@ impl Rtnl {
     /// RTM_NEWADDR (create, exclusive).
     pub(crate) fn add_address(&mut self, index: u32, net: &IpNet) -> io::Result<()> {
         self.request(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &Raw(new_address(index, net)))
+    }
+
+    /// RTM_DELADDR: the kernel finds the address by its ifaddrmsg and
+    /// IFA_LOCAL / IFA_ADDRESS, as RTM_NEWADDR gives them.
+    pub(crate) fn delete_address(&mut self, index: u32, net: &IpNet) -> io::Result<()> {
+        self.request(RTM_DELADDR, 0, &Raw(new_address(index, net)))
     }
 
     /// RTM_GETROUTE dump: unicast routes of the main table.

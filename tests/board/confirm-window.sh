@@ -1,0 +1,69 @@
+#!/bin/sh
+# Guest script of tests/watchdog/board-confirm.sh. nasboot's state dir and
+# the profile on the disk (/data), so both persist across a reset.
+#
+# First boot (no /data/nasboot.toml): profile A (/etc/nasboot.toml) is
+# copied to the disk and applied; candidate B (/etc/b.toml) is applied
+# with `--confirm 600`; the watchdog daemon runs; then the board ends
+# inside the window as /etc/confirm-how says: "kill" (the daemon killed
+# with SIGKILL, so the board's watchdog resets it) or "sysrq" (an
+# immediate reset, as a power cut: sysrq b, or `reboot -n -f`, no sync,
+# on a kernel without sysrq). "wait": `--confirm 3` instead, and the
+# board waits for the holder's revert, prints the state and powers off.
+# Second boot: `nasboot run -b` (the boot's), then the state is printed
+# and the board powers off.
+mkdir -p /var/lib
+ln -s /data /var/lib/nasboot
+P=/data/nasboot.toml
+if [ ! -f "$P" ]; then
+	cp /etc/nasboot.toml "$P"
+	sync
+	nasboot -c "$P" apply || echo "guest: apply A failed"
+	echo "guest: ttl under A $(cat /proc/sys/net/ipv4/ip_default_ttl)"
+	how=$(cat /etc/confirm-how)
+	secs=600
+	[ "$how" = wait ] && secs=3
+	nasboot -c "$P" apply --confirm "$secs" /etc/b.toml
+	echo "guest: apply --confirm exit=$?"
+	echo "guest: ttl under B $(cat /proc/sys/net/ipv4/ip_default_ttl)"
+	nasboot -c "$P" status | grep candidate
+	if [ "$how" = wait ]; then
+		i=0
+		while [ ! -f /data/confirm ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		echo "guest: ttl after the deadline $(cat /proc/sys/net/ipv4/ip_default_ttl)"
+		echo "guest: journal $(sed -n 2p /data/confirm)"
+		cmp -s "$P" /etc/nasboot.toml && echo "guest: profile file is A"
+		exit 0
+	fi
+	nasboot -c "$P" watchdog &
+	pid=$!
+	sleep 2
+	case $how in
+	kill)
+		echo "guest: SIGKILL to the watchdog daemon"
+		kill -KILL "$pid"
+		;;
+	sysrq)
+		if [ -w /proc/sysrq-trigger ]; then
+			echo "guest: sysrq reset"
+			echo 1 >/proc/sys/kernel/sysrq
+			echo b >/proc/sysrq-trigger
+		else
+			echo "guest: reboot -n -f (no sysrq)"
+			reboot -n -f
+		fi
+		;;
+	esac
+	sleep 30
+	echo "guest: still alive 30 s later"
+	exit 1
+fi
+t0=$(cut -d' ' -f1 /proc/uptime)
+nasboot -c "$P" run -b
+echo "guest: run -b exit=$? at uptime $t0 -> $(cut -d' ' -f1 /proc/uptime)"
+echo "guest: ttl after the boot $(cat /proc/sys/net/ipv4/ip_default_ttl)"
+cmp -s "$P" /etc/nasboot.toml && echo "guest: profile file is A"
+cmp -s "$P.rejected" /etc/b.toml && echo "guest: B kept as rejected"
+echo "guest: journal $(sed -n 2p /data/confirm)"
+nasboot -c "$P" status | grep -E 'candidate|last good'
+exit 0

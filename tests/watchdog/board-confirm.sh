@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Emulated board, real softdog, persistent disk: a candidate applied with
+# `apply --confirm 600` and not confirmed is never what the next boot
+# brings up. The board ends inside the window, twice:
+#   kill   the watchdog daemon killed with SIGKILL: softdog resets it;
+#   sysrq  an immediate reset (sysrq b), as a power cut.
+# Each time the next boot's `run -b` finds the journal (on the disk, with
+# the profile: tests/board/confirm-window.sh) from another boot, reverts
+# to A before anything else and says so; the profile file is A again, B
+# is kept as nasboot.toml.rejected, the journal says rolled-back, and A's
+# sysctl (ip_default_ttl 65, B's 99) is in force.
+# And a candidate that cuts the LAN (eth0 down), `apply --confirm 5`, not
+# confirmed (tests/board/confirm-lan.sh): the host's HTTP probe of the
+# board's busybox httpd (slirp, hostfwd) is answered under A, not under
+# B, and again after the revert, within the deadline plus BOUND_S (4 s:
+# the holder's 0.1 s tick, the apply, and the emulated e1000's link,
+# which comes up about 2 s after the interface). The guest time from the
+# deadline to eth0 up again is printed.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$here/../lib.sh"
+# shellcheck source=tests/watchdog/common.sh
+. "$here/common.sh"
+wd_setup confirm
+
+wd_profile "$work/a.toml" '[sysctl.set]
+"net.ipv4.ip_default_ttl" = 65'
+wd_profile "$work/b.toml" '[sysctl.set]
+"net.ipv4.ip_default_ttl" = 99'
+for how in kill sysrq; do
+	img=$work/$how.img
+	"$WD_BOARD" disk new "$img" 16 >/dev/null
+	printf '%s\n' "$how" >"$work/how"
+	args=(--profile "$work/a.toml" --script "$here/../board/confirm-window.sh" --disk "$img"
+		--file "$work/b.toml:/etc/b.toml" --file "$work/how:/etc/confirm-how")
+	log=$work/$how-1.log
+	wd_boot "$log" "${args[@]}"
+	t_eq "$how: the first boot ends in a reset inside the window" 4 "$wd_rc"
+	wd_log_has "$how: B was in force" 'guest: ttl under B 99' "$log"
+	if [ "$how" = kill ]; then
+		wd_log_has "$how: softdog reset the board" 'softdog: Initiating system reboot' "$log"
+	fi
+	wd_log_has "$how: the candidate was pending" 'candidate fnv1a64:[0-9a-f]+ pending' "$log"
+	[ "$T_FAIL" -eq 0 ] || wd_keep "$log"
+	log=$work/$how-2.log
+	wd_boot "$log" "${args[@]}"
+	t_eq "$how: the second boot powers off" 0 "$wd_rc"
+	wd_log_has "$how: the boot reverts first, and says why" 'was not confirmed \(the board restarted inside its window\)' "$log"
+	wd_log_has "$how: A's sysctl is in force" 'guest: ttl after the boot 65' "$log"
+	wd_log_has "$how: the profile file is A" 'guest: profile file is A' "$log"
+	wd_log_has "$how: B is kept beside it" 'guest: B kept as rejected' "$log"
+	wd_log_has "$how: the journal says rolled back" 'guest: journal state rolled-back' "$log"
+	wd_log_has "$how: status says where the candidate is" 'rolled-back: reverted to fnv1a64:[0-9a-f]+; the board matches' "$log"
+	[ "$T_FAIL" -eq 0 ] || wd_keep "$log"
+done
+
+# The LAN case.
+lan_profile() {
+	printf '[board]\nname = "wd-test"\n[firewall]\nprofile = "off"\n[[interface]]\nname = "eth0"\nrole = "lan"\naddress = ["10.0.2.15/24"]\n%s' "$2" >"$1"
+}
+lan_profile "$work/lan-a.toml" ''
+lan_profile "$work/lan-b.toml" 'up = false
+'
+BOUND_S=4
+port=$((18000 + RANDOM % 1000))
+log=$work/lan.log
+"$WD_BOARD" disk new "$work/lan.img" 16 >/dev/null
+set +e
+"$WD_BOARD" run --bin "$WD_BIN" --log "$log" --timeout 90 --profile "$work/lan-a.toml" --disk "$work/lan.img" \
+	--script "$here/../board/confirm-lan.sh" --file "$work/lan-b.toml:/etc/b.toml" \
+	--nic e1000 --hostfwd "tcp:127.0.0.1:$port-:80" >"$log.harness" 2>&1 &
+board=$!
+set -e
+# One probe every 0.2 s: "T ok" or "T no", T in ms of host time.
+: >"$work/probes"
+while kill -0 "$board" 2>/dev/null; do
+	if curl -s -m 0.5 "http://127.0.0.1:$port/hello.txt" 2>/dev/null | grep -q hello; then r=ok; else r=no; fi
+	echo "$(date +%s%3N) $r" >>"$work/probes"
+	sleep 0.2
+done
+wait "$board" && wd_rc=0 || wd_rc=$?
+t_eq "lan: the board powers off" 0 "$wd_rc"
+# The answered stretches: before the cut, and after the revert.
+read -r first_ok cut back < <(awk '$2 == "ok" && !a { a = $1 } $2 == "no" && a && !c { c = $1 } $2 == "ok" && c && !b { b = $1 } END { printf "%.0f %.0f %.0f\n", a, c, b }' "$work/probes")
+t_check "lan: answered under A" test "$first_ok" -gt 0
+t_check "lan: not answered under B" test "$cut" -gt 0
+t_check "lan: answered again after the revert" test "$back" -gt 0
+if [ "$cut" -gt 0 ] && [ "$back" -gt 0 ]; then
+	gap=$((back - cut))
+	echo "lan: the host's probe went unanswered for $gap ms (deadline 5 s + bound ${BOUND_S} s)"
+	t_check "lan: answered again within the deadline plus ${BOUND_S} s ($gap ms)" test "$gap" -le $(((5 + BOUND_S) * 1000))
+fi
+wd_log_has "lan: the journal settled rolled back" 'guest: journal settled uptime=[0-9.]+ state rolled-back' "$log"
+deadline=$(sed -n 's/.*guest: deadline_ms=\([0-9]*\).*/\1/p' "$log" | tr -d '\r')
+again=$(sed -n 's/.*guest: lan up again uptime=\([0-9.]*\).*/\1/p' "$log" | tr -d '\r')
+if [ -n "$deadline" ] && [ -n "$again" ]; then
+	echo "lan: guest time from the deadline to eth0 up again: $(awk -v d="$deadline" -v b="$again" 'BEGIN { printf "%.2f", b - d / 1000 }') s"
+fi
+if [ "$T_FAIL" -ne 0 ]; then
+	wd_keep "$log"
+	head -5 "$work/probes"
+	tail -5 "$work/probes"
+fi
+t_done
