@@ -337,6 +337,7 @@ mod cli;
 mod cmd;
 mod config;
 mod confirm;
+mod digest;
 mod exit;
 mod firewall;
 #[cfg(feature = "fuzz")]

@@ -219,7 +219,7 @@ fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io
         }
     };
     let src = crate::config::Source { file: name, text: std::str::from_utf8(bytes).unwrap_or("") };
-    match crate::config::validate::board_paths(&loaded.profile, &src, &mut |p| seams.files.exists(p)) {
+    match crate::config::validate::board_paths(&loaded.profile, &src, &mut |p| super::on_board(seams.files, p)) {
         Ok(w) if cli.strict && !w.is_empty() => {
             for w in &w {
                 say(io, format_args!("{w}"));

@@ -105,12 +105,7 @@ pub(crate) fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<
     // Export and share paths must exist on the board (warnings; errors
     // with `[nfs] strict = true`). The text parsed as UTF-8 above.
     let src = config::Source { file: &file, text: std::str::from_utf8(&bytes).unwrap_or("") };
-    let mut at = |p: &std::path::Path| match (seams.files.exists(p), seams.files.is_dir(p)) {
-        (false, _) => config::validate::OnBoard::Missing,
-        (true, true) => config::validate::OnBoard::Dir,
-        (true, false) => config::validate::OnBoard::Other,
-    };
-    match config::validate::board_paths(&loaded.profile, &src, &mut at) {
+    match config::validate::board_paths(&loaded.profile, &src, &mut |p| on_board(seams.files, p)) {
         Ok(w) => loaded.warnings.extend(w),
         Err(e) => {
             let _ = writeln!(io.err, "nasboot: {e}");
@@ -139,4 +134,14 @@ pub(crate) fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<
         };
     }
     Ok(loaded)
+}
+
+/// What stands at an export or share path on the board, for
+/// `config::validate::board_paths`.
+pub(crate) fn on_board(files: &mut dyn crate::seam::Files, p: &std::path::Path) -> config::validate::OnBoard {
+    match (files.exists(p), files.is_dir(p)) {
+        (false, _) => config::validate::OnBoard::Missing,
+        (true, true) => config::validate::OnBoard::Dir,
+        (true, false) => config::validate::OnBoard::Other,
+    }
 }

@@ -34,6 +34,10 @@ impl Files for MemFiles {
         self.ops.push(format!("stat {}", path.display()));
         self.files.contains_key(path)
     }
+    fn is_dir(&mut self, path: &Path) -> bool {
+        // A file is a key; a directory holds one.
+        self.files.keys().any(|f| f.starts_with(path) && f.as_path() != path)
+    }
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
         self.refuse()?;
         self.ops.push(format!("replace {}", path.display()));

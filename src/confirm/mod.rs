@@ -115,7 +115,7 @@ pub(crate) struct Digest(pub u64);
 
 impl Digest {
     pub(crate) fn of(bytes: &[u8]) -> Digest {
-        Digest(crate::sys::nftnl::fnv(crate::sys::nftnl::FNV_START, bytes))
+        Digest(crate::digest::fnv(crate::digest::FNV_START, bytes))
     }
 
     fn parse(s: &str) -> Option<Digest> {

@@ -3,6 +3,7 @@
 //! chains and flowtable hook. With it a later apply of the same rule set
 //! finds it loaded and untouched, and has nothing to do.
 
+use crate::digest::{fnv, FNV_START};
 use crate::sys::nftnl::{self as nl, Order, Sent};
 
 /// nasboot's userdata record in the first table it fills (a record as
@@ -89,10 +90,4 @@ fn words(h: u64, bytes: &[u8]) -> u64 {
     let mut chunks = bytes.chunks_exact(4);
     let h = chunks.by_ref().fold(h, |h, w| (h ^ u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))).wrapping_mul(0x100_0000_01b3));
     fnv(h, chunks.remainder())
-}
-
-/// FNV-1a, 64 bits: its start, and `bytes` added to `h`.
-const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
-fn fnv(h: u64, bytes: &[u8]) -> u64 {
-    bytes.iter().fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3))
 }
