@@ -20,7 +20,8 @@
 #   toolchain_needs_build_std TARGET  true when std is built from rust-src
 #   toolchain_bin_dir TARGET [PROFILE]  where cargo puts TARGET's binaries
 #   toolchain_target_dir TARGET     the CARGO_TARGET_DIR used for TARGET
-#                                   (target/build-std for build-std targets)
+#                                   for tests (target/test-std for build-std
+#                                   targets; release builds: target/build-std)
 #   TOOLCHAIN_TARGETS               the default target list (array)
 #
 # Pinned toolchain: the machine's stable Rust, checked to be
@@ -275,15 +276,17 @@ toolchain_needs_build_std() {
     ! toolchain_has_std "$1"
 }
 
-# toolchain_target_dir TARGET: the CARGO_TARGET_DIR toolchain_cargo uses.
-# build-std targets get their own (target/build-std): their cargo runs with
-# RUSTC_BOOTSTRAP=1, which proc-macro2's build script watches, so sharing the
-# host artifacts (proc-macros, build scripts) with the other targets would
-# rebuild proc-macro2/syn/serde_derive/serde every time the two kinds of
-# builds alternate.
+# toolchain_target_dir TARGET: the CARGO_TARGET_DIR toolchain_cargo uses
+# for tests. build-std targets get their own (target/test-std): their cargo
+# runs with RUSTC_BOOTSTRAP=1, which proc-macro2's build script watches, so
+# sharing the host artifacts (proc-macros, build scripts) with the other
+# targets would rebuild proc-macro2/syn/serde_derive/serde every time the
+# two kinds of builds alternate. Not the release builds' (target/build-std,
+# toolchain_build_dir): scripts/test runs the two side by side, and cargo
+# holds a target directory's lock for a whole test run.
 toolchain_target_dir() {
     local dir=${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}
-    if toolchain_needs_build_std "$1"; then dir=$dir/build-std; fi
+    if toolchain_needs_build_std "$1"; then dir=$dir/test-std; fi
     echo "$dir"
 }
 
@@ -340,12 +343,41 @@ toolchain_apt_install() {
     apt_install "${missing[@]}" || toolchain_die "apt-get install failed: ${missing[*]}"
 }
 
+# toolchain_locked CMD...: CMD holding the toolchain's lock (flock on
+# /run/lock/nasboot-toolchain.lock; none where that is not writable, i.e.
+# not root, where nothing installs). scripts/test builds and runs the
+# qemu-user tests side by side: two rustups at once fail (each renames
+# the other's download away), and two musl builds of one target would
+# write the same prefix. Nested calls take it once.
+toolchain_locked() {
+    if [ -n "${TOOLCHAIN_LOCK_HELD:-}" ] || [ ! -w /run/lock ]; then
+        "$@"
+        return
+    fi
+    (
+        export TOOLCHAIN_LOCK_HELD=1
+        flock 9 && "$@"
+    ) 9>/run/lock/nasboot-toolchain.lock
+}
+
+# toolchain_rustup ARGS...: rustup under the toolchain's lock, tried once
+# more after a failure (a rustup outside this lock, in another clone,
+# may have raced it).
+toolchain_rustup() {
+    toolchain_locked rustup "$@" && return 0
+    sleep 2
+    toolchain_locked rustup "$@"
+}
+
 # toolchain_install [TARGET...]: everything building and testing the targets
 # needs: `file` (binary checks), Debian cross gcc + static glibc, qemu-user,
 # rust-src (release builds of every target, and tests of the tier-3 ones,
 # build std from it), prebuilt std for tier-2 targets where rustup can
 # fetch it (their tests use it).
 toolchain_install() {
+    toolchain_locked toolchain_install_locked "$@"
+}
+toolchain_install_locked() {
     local targets=("$@") t pkgs=(file)
     [ "${#targets[@]}" = 0 ] && targets=("${TOOLCHAIN_TARGETS[@]}")
     for t in "${targets[@]}"; do
@@ -361,7 +393,7 @@ toolchain_install() {
         if ! toolchain_tier3 "$t" && ! toolchain_has_std "$t"; then
             if [ "${NASBOOT_NO_INSTALL:-0}" != 1 ]; then
                 toolchain_say "rustup target add $t"
-                rustup target add "$t" >/dev/null 2>&1 \
+                toolchain_rustup target add "$t" >/dev/null 2>&1 \
                     || toolchain_say "no prebuilt std for $t available here: std will be built from rust-src"
             fi
         fi
@@ -369,7 +401,7 @@ toolchain_install() {
     if ! toolchain_has_rust_src; then
         [ "${NASBOOT_NO_INSTALL:-0}" = 1 ] && { toolchain_die "rust-src component missing"; return; }
         toolchain_say "rustup component add rust-src"
-        rustup component add rust-src >&2 || toolchain_die "rustup component add rust-src failed" || return
+        toolchain_rustup component add rust-src >&2 || toolchain_die "rustup component add rust-src failed" || return
     fi
     for t in "${targets[@]}"; do
         t=$(toolchain_resolve "$t")
