@@ -151,7 +151,7 @@ own_traffic() {
 	fw_listen "${P}wan" "UDP4-RECVFROM:53,fork" "EXEC:cat"
 	fw_listen "${P}wan" "UDP6-RECVFROM:53,fork,ipv6only=1" "EXEC:cat"
 	fw_listen "${P}wan" "UDP4-RECVFROM:123,fork" "EXEC:cat"
-	sleep 0.3
+	fw_listening "${P}wan" udp:53 udp6:53 udp:123
 	t_eq "$nb: DNS over IPv4 (a reply from port 53 to the box's local port)" dns4 "$(echo dns4 | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>&1)"
 	t_eq "$nb: DNS over IPv6" dns6 "$(echo dns6 | box socat -T2 - "UDP6:[fd00:51::1]:53" 2>&1)"
 	t_eq "$nb: a 3000-byte DNS reply in fragments, IPv4" 3000 "$(head -c 3000 /dev/zero | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>/dev/null | wc -c)"
@@ -163,9 +163,13 @@ own_traffic() {
 		[ "$fam" = 6 ] && server=547 client=546 to="[fd00:51::2]"
 		rm -f "$WORK/dhcp"
 		fw_listen "${P}box" -u "UDP$fam-RECV:$client" "OPEN:$WORK/dhcp,creat"
-		sleep 0.3
+		fw_listening "${P}box" "udp${fam#4}:$client"
 		echo "offer$fam" | wan socat -u - "UDP$fam-SENDTO:$to:$client,sourceport=$server"
-		sleep 0.3
+		# The reply written, or 3 s.
+		for _ in $(seq 30); do
+			grep -q "offer$fam" "$WORK/dhcp" 2>/dev/null && break
+			sleep 0.1
+		done
 		got=$(cat "$WORK/dhcp" 2>/dev/null || true)
 		t_eq "$nb: a DHCP server reply ($server -> $client) reaches the box" "offer$fam" "$got"
 		fw_stop_listeners
