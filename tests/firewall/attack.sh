@@ -130,13 +130,19 @@ bad_answers() {
 	awk '$1 == "synack" || ($1 == "rst" && $3 < 32768)' "$1"
 }
 
-# nmap_filtered LABEL ARGS...: every scanned port is filtered or
-# open|filtered (nothing, or an ICMP error other than port-unreachable,
-# came back).
+# nmap_run OUT ARGS...: nmap from the WAN host, its output in OUT.
+nmap_run() {
+	local out=$1
+	shift
+	wan nmap -Pn -n -T5 --max-retries 1 --initial-rtt-timeout 100ms --max-rtt-timeout 300ms --host-timeout 60s -oG - "$@" >"$out" 2>&1 || true
+}
+# nmap_filtered LABEL OUT ARGS...: nmap_run's OUT of ARGS says every
+# scanned port is filtered or open|filtered (nothing, or an ICMP error
+# other than port-unreachable, came back).
 nmap_filtered() {
 	local label=$1 out bad
-	shift
-	out=$(wan nmap -Pn -n -T5 --max-retries 1 --initial-rtt-timeout 100ms --max-rtt-timeout 300ms --host-timeout 60s -oG - "$@" 2>&1) || true
+	out=$(cat "$2")
+	shift 2
 	bad=$(printf '%s\n' "$out" | grep -o 'Ports: .*' | tr ',' '\n' | sed 's/^Ports: //; s/^ *//' | awk -F/ '$2 != "filtered" && $2 != "open|filtered"')
 	if printf '%s\n' "$out" | grep -q 'Ports: ' && [ -z "$bad" ]; then
 		t_ok "$label: nmap $* reports every port filtered"
@@ -195,13 +201,32 @@ attack() {
 		# (the fallback) must not keep nmap from sending (--send-ip: nmap
 		# resolves IPv6 neighbours itself otherwise).
 		wan ip -6 neigh replace fd00:51::2 lladdr "$mac" dev eth0 nud permanent
+		# A filtered port costs nmap its whole timeouts: the scans from
+		# the three source ports (none given, 53, 123) run side by side,
+		# each source port's one after the other, and IPv6 beside them;
+		# a scan's replies are told from another's by their ports.
+		local scans=() pids=() i
 		for g in "" "-g 53" "-g 123"; do
-			# shellcheck disable=SC2086 # $g is two words or none
-			for s in -sA -sF -sX; do nmap_filtered "$nb" $s $g -p "$NMAP_TCP" "$NETNS_WAN_BOX"; done
-			# shellcheck disable=SC2086
-			nmap_filtered "$nb" -sU $g -p "$NMAP_UDP" "$NETNS_WAN_BOX"
+			for s in -sA -sF -sX; do scans+=("$s $g -p $NMAP_TCP $NETNS_WAN_BOX"); done
+			scans+=("-sU $g -p $NMAP_UDP $NETNS_WAN_BOX")
 		done
-		nmap_filtered "$nb" -6 --send-ip -sA -p "$NMAP_TCP" fd00:51::2
+		scans+=("-6 --send-ip -sA -p $NMAP_TCP fd00:51::2")
+		for g in 0 1 2; do
+			(
+				for i in 0 1 2 3; do
+					# shellcheck disable=SC2086 # the scan's words
+					nmap_run "$WORK/nmap-$((g * 4 + i))" ${scans[$((g * 4 + i))]}
+				done
+			) &
+			pids+=("$!")
+		done
+		# shellcheck disable=SC2086
+		nmap_run "$WORK/nmap-12" ${scans[12]}
+		wait "${pids[@]}"
+		for i in "${!scans[@]}"; do
+			# shellcheck disable=SC2086
+			nmap_filtered "$nb" "$WORK/nmap-$i" ${scans[$i]}
+		done
 	fi
 	sleep 0.3
 	listeners_down
