@@ -19,9 +19,10 @@
 #   toolchain_runner TARGET         qemu-user binary for TARGET ("" for host)
 #   toolchain_needs_build_std TARGET  true when std is built from rust-src
 #   toolchain_bin_dir TARGET [PROFILE]  where cargo puts TARGET's binaries
-#   toolchain_target_dir TARGET     the CARGO_TARGET_DIR used for TARGET
-#                                   for tests (target/test-std for build-std
-#                                   targets; release builds: target/build-std)
+#   toolchain_target_dir TARGET     the CARGO_TARGET_DIR used for TARGET's
+#                                   tests (build-std targets: test-std under
+#                                   toolchain_std_base, outside the clone)
+#   toolchain_build_dir             the release builds' (build-std there)
 #   TOOLCHAIN_TARGETS               the default target list (array)
 #
 # Pinned toolchain: the machine's stable Rust, checked to be
@@ -276,25 +277,49 @@ toolchain_needs_build_std() {
     ! toolchain_has_std "$1"
 }
 
+# toolchain_std_base: where the build-std target directories live. std
+# built from rust-src, and the dependencies from crates.io, depend on
+# rustc, the flags and Cargo.lock, not on the clone: they live outside
+# it, in ${NASBOOT_CACHE:-/var/cache/nasboot}/cargo-<hash of rustc -vV>,
+# so that a fresh clone on a machine that built before (CI's warm run)
+# compiles nasboot and links, nothing more. Cargo's own fingerprints
+# decide what is stale there; nasboot's artifacts are per clone (cargo
+# names a path package's artifacts by its path); the binary cargo copies
+# to <triple>/release is shared, hence scripts/build's lock around the
+# build and its copy. CARGO_TARGET_DIR set, NASBOOT_CARGO_CACHE=none, or
+# a cache that cannot be written: target/ in the clone, as before.
+toolchain_std_base() {
+    local cache=${NASBOOT_CACHE:-/var/cache/nasboot}
+    if [ -z "${CARGO_TARGET_DIR:-}" ] && [ "${NASBOOT_CARGO_CACHE:-auto}" != none ] &&
+        mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
+        echo "$cache/cargo-$(rustc -vV | sha256sum | cut -c1-12)"
+    else
+        echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}"
+    fi
+}
+
 # toolchain_target_dir TARGET: the CARGO_TARGET_DIR toolchain_cargo uses
-# for tests. build-std targets get their own (target/test-std): their cargo
-# runs with RUSTC_BOOTSTRAP=1, which proc-macro2's build script watches, so
-# sharing the host artifacts (proc-macros, build scripts) with the other
-# targets would rebuild proc-macro2/syn/serde_derive/serde every time the
-# two kinds of builds alternate. Not the release builds' (target/build-std,
-# toolchain_build_dir): scripts/test runs the two side by side, and cargo
-# holds a target directory's lock for a whole test run.
+# for tests. build-std targets get their own (test-std under
+# toolchain_std_base): their cargo runs with RUSTC_BOOTSTRAP=1, which
+# proc-macro2's build script watches, so sharing the host artifacts
+# (proc-macros, build scripts) with the other targets would rebuild
+# proc-macro2/syn/serde_derive/serde every time the two kinds of builds
+# alternate. Not the release builds' (build-std, toolchain_build_dir):
+# scripts/test runs the two side by side, and cargo holds a target
+# directory's lock for a whole test run.
 toolchain_target_dir() {
-    local dir=${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}
-    if toolchain_needs_build_std "$1"; then dir=$dir/test-std; fi
-    echo "$dir"
+    if toolchain_needs_build_std "$1"; then
+        echo "$(toolchain_std_base)/test-std"
+    else
+        echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}"
+    fi
 }
 
 # toolchain_build_dir: the CARGO_TARGET_DIR of release builds
 # (`toolchain_cargo TARGET build`): every target, the host included, builds
 # std from source there with RUSTC_BOOTSTRAP=1 (see toolchain_target_dir).
 toolchain_build_dir() {
-    echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}/build-std"
+    echo "$(toolchain_std_base)/build-std"
 }
 
 # toolchain_bin_dir TARGET [PROFILE]: where release builds put TARGET's
