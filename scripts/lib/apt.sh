@@ -5,22 +5,13 @@
 # (stop, or go on with what there is) and what it says. Output goes to
 # standard error.
 
-# apt_locked CMD...: CMD holding nasboot's apt lock (flock on
-# /run/lock/nasboot-apt.lock; none where that is not writable, i.e. not
-# root, where nothing installs). scripts/test runs two steps at a time,
-# and two apt-gets at once fail: DPkg::Lock::Timeout waits for dpkg's
-# lock but not for the lists lock of `apt-get update` nor for the
-# archives' lock of a download. Nested calls take it once.
-apt_locked() {
-	if [ -n "${APT_LOCK_HELD:-}" ] || [ ! -w /run/lock ]; then
-		"$@"
-		return
-	fi
-	(
-		export APT_LOCK_HELD=1
-		flock 9 && "$@"
-	) 9>/run/lock/nasboot-apt.lock
-}
+# shellcheck source=scripts/lib/lock.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lock.sh"
+
+# apt_locked CMD...: CMD holding the apt lock (lock_run): DPkg::Lock::Timeout
+# waits for dpkg's lock but not for the lists lock of `apt-get update`
+# nor for the archives' lock of a download.
+apt_locked() { lock_run apt "$@"; }
 
 # apt_update: `apt-get update`, retried every 5 s for 5 minutes at most;
 # returns 1 if it never succeeded. Another apt's lists lock is why: CI

@@ -368,22 +368,12 @@ toolchain_apt_install() {
     apt_install "${missing[@]}" || toolchain_die "apt-get install failed: ${missing[*]}"
 }
 
-# toolchain_locked CMD...: CMD holding the toolchain's lock (flock on
-# /run/lock/nasboot-toolchain.lock; none where that is not writable, i.e.
-# not root, where nothing installs). scripts/test builds and runs the
-# qemu-user tests side by side: two rustups at once fail (each renames
+# toolchain_locked CMD...: CMD holding the toolchain's lock (lock_run in
+# scripts/lib/lock.sh, through apt.sh): scripts/test builds and runs the
+# qemu-user tests side by side; two rustups at once fail (each renames
 # the other's download away), and two musl builds of one target would
-# write the same prefix. Nested calls take it once.
-toolchain_locked() {
-    if [ -n "${TOOLCHAIN_LOCK_HELD:-}" ] || [ ! -w /run/lock ]; then
-        "$@"
-        return
-    fi
-    (
-        export TOOLCHAIN_LOCK_HELD=1
-        flock 9 && "$@"
-    ) 9>/run/lock/nasboot-toolchain.lock
-}
+# write the same prefix.
+toolchain_locked() { lock_run toolchain "$@"; }
 
 # toolchain_rustup ARGS...: rustup under the toolchain's lock, tried once
 # more after a failure (a rustup outside this lock, in another clone,
