@@ -18,7 +18,8 @@ apt_locked() { lock_run apt "$@"; }
 # builds a big-endian board in the background beside the suites, and
 # DPkg::Lock::Timeout covers only dpkg's lock, not the lists lock of
 # another `apt-get update`.
-apt_update() {
+apt_update() { apt_locked apt_update_locked; }
+apt_update_locked() {
     local n=0
     until DEBIAN_FRONTEND=noninteractive apt-get -q update >&2; do
         n=$((n + 1))
@@ -46,6 +47,10 @@ apt_missing() {
 # for up to 15 minutes: scripts/test may be building a board in the
 # background, whose apt-get holds it for a while.
 apt_install() {
+    [ -n "$(apt_missing "$@")" ] || return 0
+    apt_locked apt_install_locked "$@"
+}
+apt_install_locked() {
     local missing
     mapfile -t missing < <(apt_missing "$@")
     [ "${#missing[@]}" -eq 0 ] && return 0
