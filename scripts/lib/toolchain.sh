@@ -279,20 +279,21 @@ toolchain_needs_build_std() {
 
 # toolchain_std_base: where the build-std target directories live. std
 # built from rust-src, and the dependencies from crates.io, depend on
-# rustc, the flags and Cargo.lock, not on the clone: they live outside
-# it, in ${NASBOOT_CACHE:-/var/cache/nasboot}/cargo-<hash of rustc -vV>,
-# so that a fresh clone on a machine that built before (CI's warm run)
-# compiles nasboot and links, nothing more. Cargo's own fingerprints
-# decide what is stale there; nasboot's artifacts are per clone (cargo
-# names a path package's artifacts by its path); the binary cargo copies
-# to <triple>/release is shared, hence scripts/build's lock around the
-# build and its copy. CARGO_TARGET_DIR set, NASBOOT_CARGO_CACHE=none, or
-# a cache that cannot be written: target/ in the clone, as before.
+# rustc, the flags and Cargo.lock, not on the tree: they live outside
+# the clone, in ${NASBOOT_CACHE:-/var/cache/nasboot}/cargo-<hash of
+# rustc -vV and the clone's path>, so that a clone made again at the same
+# path (CI's on a machine that ran it before) compiles nasboot and links,
+# nothing more; cargo's fingerprints (the sources' times) decide what is
+# stale. Not one directory for every clone: cargo names nasboot's own
+# artifacts the same from any path, and a clone was seen to take another
+# clone's test binary as up to date. CARGO_TARGET_DIR set,
+# NASBOOT_CARGO_CACHE=none, or a cache that cannot be written: target/ in
+# the clone, as before.
 toolchain_std_base() {
     local cache=${NASBOOT_CACHE:-/var/cache/nasboot}
     if [ -z "${CARGO_TARGET_DIR:-}" ] && [ "${NASBOOT_CARGO_CACHE:-auto}" != none ] &&
         mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
-        echo "$cache/cargo-$(rustc -vV | sha256sum | cut -c1-12)"
+        echo "$cache/cargo-$({ rustc -vV && echo "$TOOLCHAIN_REPO"; } | sha256sum | cut -c1-12)"
     else
         echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}"
     fi
