@@ -5,12 +5,21 @@
 # (stop, or go on with what there is) and what it says. Output goes to
 # standard error.
 
+# shellcheck source=scripts/lib/lock.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lock.sh"
+
+# apt_locked CMD...: CMD holding the apt lock (lock_run): DPkg::Lock::Timeout
+# waits for dpkg's lock but not for the lists lock of `apt-get update`
+# nor for the archives' lock of a download.
+apt_locked() { lock_run apt "$@"; }
+
 # apt_update: `apt-get update`, retried every 5 s for 5 minutes at most;
 # returns 1 if it never succeeded. Another apt's lists lock is why: CI
 # builds a big-endian board in the background beside the suites, and
 # DPkg::Lock::Timeout covers only dpkg's lock, not the lists lock of
 # another `apt-get update`.
-apt_update() {
+apt_update() { apt_locked apt_update_locked; }
+apt_update_locked() {
     local n=0
     until DEBIAN_FRONTEND=noninteractive apt-get -q update >&2; do
         n=$((n + 1))
@@ -38,6 +47,10 @@ apt_missing() {
 # for up to 15 minutes: scripts/test may be building a board in the
 # background, whose apt-get holds it for a while.
 apt_install() {
+    [ -n "$(apt_missing "$@")" ] || return 0
+    apt_locked apt_install_locked "$@"
+}
+apt_install_locked() {
     local missing
     mapfile -t missing < <(apt_missing "$@")
     [ "${#missing[@]}" -eq 0 ] && return 0

@@ -19,8 +19,10 @@
 #   toolchain_runner TARGET         qemu-user binary for TARGET ("" for host)
 #   toolchain_needs_build_std TARGET  true when std is built from rust-src
 #   toolchain_bin_dir TARGET [PROFILE]  where cargo puts TARGET's binaries
-#   toolchain_target_dir TARGET     the CARGO_TARGET_DIR used for TARGET
-#                                   (target/build-std for build-std targets)
+#   toolchain_target_dir TARGET     the CARGO_TARGET_DIR used for TARGET's
+#                                   tests (build-std targets: test-std under
+#                                   toolchain_std_base, outside the clone)
+#   toolchain_build_dir             the release builds' (build-std there)
 #   TOOLCHAIN_TARGETS               the default target list (array)
 #
 # Pinned toolchain: the machine's stable Rust, checked to be
@@ -275,23 +277,50 @@ toolchain_needs_build_std() {
     ! toolchain_has_std "$1"
 }
 
-# toolchain_target_dir TARGET: the CARGO_TARGET_DIR toolchain_cargo uses.
-# build-std targets get their own (target/build-std): their cargo runs with
-# RUSTC_BOOTSTRAP=1, which proc-macro2's build script watches, so sharing the
-# host artifacts (proc-macros, build scripts) with the other targets would
-# rebuild proc-macro2/syn/serde_derive/serde every time the two kinds of
-# builds alternate.
+# toolchain_std_base: where the build-std target directories live. std
+# built from rust-src, and the dependencies from crates.io, depend on
+# rustc, the flags and Cargo.lock, not on the tree: they live outside
+# the clone, in ${NASBOOT_CACHE:-/var/cache/nasboot}/cargo-<hash of
+# rustc -vV and the clone's path>, so that a clone made again at the same
+# path (CI's on a machine that ran it before) compiles nasboot and links,
+# nothing more; cargo's fingerprints (the sources' times) decide what is
+# stale. Not one directory for every clone: cargo names nasboot's own
+# artifacts the same from any path, and a clone was seen to take another
+# clone's test binary as up to date. CARGO_TARGET_DIR set,
+# NASBOOT_CARGO_CACHE=none, or a cache that cannot be written: target/ in
+# the clone, as before.
+toolchain_std_base() {
+    local cache=${NASBOOT_CACHE:-/var/cache/nasboot}
+    if [ -z "${CARGO_TARGET_DIR:-}" ] && [ "${NASBOOT_CARGO_CACHE:-auto}" != none ] &&
+        mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
+        echo "$cache/cargo-$({ rustc -vV && echo "$TOOLCHAIN_REPO"; } | sha256sum | cut -c1-12)"
+    else
+        echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}"
+    fi
+}
+
+# toolchain_target_dir TARGET: the CARGO_TARGET_DIR toolchain_cargo uses
+# for tests. build-std targets get their own (test-std under
+# toolchain_std_base): their cargo runs with RUSTC_BOOTSTRAP=1, which
+# proc-macro2's build script watches, so sharing the host artifacts
+# (proc-macros, build scripts) with the other targets would rebuild
+# proc-macro2/syn/serde_derive/serde every time the two kinds of builds
+# alternate. Not the release builds' (build-std, toolchain_build_dir):
+# scripts/test runs the two side by side, and cargo holds a target
+# directory's lock for a whole test run.
 toolchain_target_dir() {
-    local dir=${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}
-    if toolchain_needs_build_std "$1"; then dir=$dir/build-std; fi
-    echo "$dir"
+    if toolchain_needs_build_std "$1"; then
+        echo "$(toolchain_std_base)/test-std"
+    else
+        echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}"
+    fi
 }
 
 # toolchain_build_dir: the CARGO_TARGET_DIR of release builds
 # (`toolchain_cargo TARGET build`): every target, the host included, builds
 # std from source there with RUSTC_BOOTSTRAP=1 (see toolchain_target_dir).
 toolchain_build_dir() {
-    echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}/build-std"
+    echo "$(toolchain_std_base)/build-std"
 }
 
 # toolchain_bin_dir TARGET [PROFILE]: where release builds put TARGET's
@@ -340,12 +369,31 @@ toolchain_apt_install() {
     apt_install "${missing[@]}" || toolchain_die "apt-get install failed: ${missing[*]}"
 }
 
+# toolchain_locked CMD...: CMD holding the toolchain's lock (lock_run in
+# scripts/lib/lock.sh, through apt.sh): scripts/test builds and runs the
+# qemu-user tests side by side; two rustups at once fail (each renames
+# the other's download away), and two musl builds of one target would
+# write the same prefix.
+toolchain_locked() { lock_run toolchain "$@"; }
+
+# toolchain_rustup ARGS...: rustup under the toolchain's lock, tried once
+# more after a failure (a rustup outside this lock, in another clone,
+# may have raced it).
+toolchain_rustup() {
+    toolchain_locked rustup "$@" && return 0
+    sleep 2
+    toolchain_locked rustup "$@"
+}
+
 # toolchain_install [TARGET...]: everything building and testing the targets
 # needs: `file` (binary checks), Debian cross gcc + static glibc, qemu-user,
 # rust-src (release builds of every target, and tests of the tier-3 ones,
 # build std from it), prebuilt std for tier-2 targets where rustup can
 # fetch it (their tests use it).
 toolchain_install() {
+    toolchain_locked toolchain_install_locked "$@"
+}
+toolchain_install_locked() {
     local targets=("$@") t pkgs=(file)
     [ "${#targets[@]}" = 0 ] && targets=("${TOOLCHAIN_TARGETS[@]}")
     for t in "${targets[@]}"; do
@@ -361,7 +409,7 @@ toolchain_install() {
         if ! toolchain_tier3 "$t" && ! toolchain_has_std "$t"; then
             if [ "${NASBOOT_NO_INSTALL:-0}" != 1 ]; then
                 toolchain_say "rustup target add $t"
-                rustup target add "$t" >/dev/null 2>&1 \
+                toolchain_rustup target add "$t" >/dev/null 2>&1 \
                     || toolchain_say "no prebuilt std for $t available here: std will be built from rust-src"
             fi
         fi
@@ -369,7 +417,7 @@ toolchain_install() {
     if ! toolchain_has_rust_src; then
         [ "${NASBOOT_NO_INSTALL:-0}" = 1 ] && { toolchain_die "rust-src component missing"; return; }
         toolchain_say "rustup component add rust-src"
-        rustup component add rust-src >&2 || toolchain_die "rustup component add rust-src failed" || return
+        toolchain_rustup component add rust-src >&2 || toolchain_die "rustup component add rust-src failed" || return
     fi
     for t in "${targets[@]}"; do
         t=$(toolchain_resolve "$t")

@@ -150,17 +150,19 @@ probe() { # probe DESC WAN22 WAN2222 LAN22: expected yes/no for each
 	local desc=$1 ns port want
 	fw_listen "${P}box" -u "TCP4-LISTEN:22,fork,reuseaddr" OPEN:/dev/null
 	fw_listen "${P}box" -u "TCP4-LISTEN:2222,fork,reuseaddr" OPEN:/dev/null
-	sleep 0.3
+	fw_listening "${P}box" tcp:22 tcp:2222
+	# Side by side, each with its own bound (fw_bg_check).
 	for spec in "wan 22 $2" "wan 2222 $3" "lan 22 $4"; do
 		read -r ns port want <<<"$spec"
 		local host=$NETNS_WAN_BOX
 		[ "$ns" = lan ] && host=$NETNS_LAN_BOX
 		if [ "$want" = yes ]; then
-			t_check "$desc: $ns reaches port $port" connects "${P}$ns" "$host" "$port"
+			fw_bg_check "$desc: $ns reaches port $port" connects "${P}$ns" "$host" "$port"
 		else
-			t_check "$desc: $ns cannot reach port $port" fails connects "${P}$ns" "$host" "$port"
+			fw_bg_check "$desc: $ns cannot reach port $port" fails connects "${P}$ns" "$host" "$port"
 		fi
 	done
+	fw_bg_done
 	fw_stop_listeners
 }
 

@@ -130,13 +130,19 @@ bad_answers() {
 	awk '$1 == "synack" || ($1 == "rst" && $3 < 32768)' "$1"
 }
 
-# nmap_filtered LABEL ARGS...: every scanned port is filtered or
-# open|filtered (nothing, or an ICMP error other than port-unreachable,
-# came back).
+# nmap_run OUT ARGS...: nmap from the WAN host, its output in OUT.
+nmap_run() {
+	local out=$1
+	shift
+	wan nmap -Pn -n -T5 --max-retries 1 --initial-rtt-timeout 100ms --max-rtt-timeout 300ms --host-timeout 60s -oG - "$@" >"$out" 2>&1 || true
+}
+# nmap_filtered LABEL OUT ARGS...: nmap_run's OUT of ARGS says every
+# scanned port is filtered or open|filtered (nothing, or an ICMP error
+# other than port-unreachable, came back).
 nmap_filtered() {
 	local label=$1 out bad
-	shift
-	out=$(wan nmap -Pn -n -T5 --max-retries 1 --initial-rtt-timeout 100ms --max-rtt-timeout 300ms --host-timeout 60s -oG - "$@" 2>&1) || true
+	out=$(cat "$2")
+	shift 2
 	bad=$(printf '%s\n' "$out" | grep -o 'Ports: .*' | tr ',' '\n' | sed 's/^Ports: //; s/^ *//' | awk -F/ '$2 != "filtered" && $2 != "open|filtered"')
 	if printf '%s\n' "$out" | grep -q 'Ports: ' && [ -z "$bad" ]; then
 		t_ok "$label: nmap $* reports every port filtered"
@@ -151,7 +157,7 @@ own_traffic() {
 	fw_listen "${P}wan" "UDP4-RECVFROM:53,fork" "EXEC:cat"
 	fw_listen "${P}wan" "UDP6-RECVFROM:53,fork,ipv6only=1" "EXEC:cat"
 	fw_listen "${P}wan" "UDP4-RECVFROM:123,fork" "EXEC:cat"
-	sleep 0.3
+	fw_listening "${P}wan" udp:53 udp6:53 udp:123
 	t_eq "$nb: DNS over IPv4 (a reply from port 53 to the box's local port)" dns4 "$(echo dns4 | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>&1)"
 	t_eq "$nb: DNS over IPv6" dns6 "$(echo dns6 | box socat -T2 - "UDP6:[fd00:51::1]:53" 2>&1)"
 	t_eq "$nb: a 3000-byte DNS reply in fragments, IPv4" 3000 "$(head -c 3000 /dev/zero | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>/dev/null | wc -c)"
@@ -163,9 +169,13 @@ own_traffic() {
 		[ "$fam" = 6 ] && server=547 client=546 to="[fd00:51::2]"
 		rm -f "$WORK/dhcp"
 		fw_listen "${P}box" -u "UDP$fam-RECV:$client" "OPEN:$WORK/dhcp,creat"
-		sleep 0.3
+		fw_listening "${P}box" "udp${fam#4}:$client"
 		echo "offer$fam" | wan socat -u - "UDP$fam-SENDTO:$to:$client,sourceport=$server"
-		sleep 0.3
+		# The reply written, or 3 s.
+		for _ in $(seq 30); do
+			grep -q "offer$fam" "$WORK/dhcp" 2>/dev/null && break
+			sleep 0.1
+		done
 		got=$(cat "$WORK/dhcp" 2>/dev/null || true)
 		t_eq "$nb: a DHCP server reply ($server -> $client) reaches the box" "offer$fam" "$got"
 		fw_stop_listeners
@@ -191,13 +201,32 @@ attack() {
 		# (the fallback) must not keep nmap from sending (--send-ip: nmap
 		# resolves IPv6 neighbours itself otherwise).
 		wan ip -6 neigh replace fd00:51::2 lladdr "$mac" dev eth0 nud permanent
+		# A filtered port costs nmap its whole timeouts: the scans from
+		# the three source ports (none given, 53, 123) run side by side,
+		# each source port's one after the other, and IPv6 beside them;
+		# a scan's replies are told from another's by their ports.
+		local scans=() pids=() i
 		for g in "" "-g 53" "-g 123"; do
-			# shellcheck disable=SC2086 # $g is two words or none
-			for s in -sA -sF -sX; do nmap_filtered "$nb" $s $g -p "$NMAP_TCP" "$NETNS_WAN_BOX"; done
-			# shellcheck disable=SC2086
-			nmap_filtered "$nb" -sU $g -p "$NMAP_UDP" "$NETNS_WAN_BOX"
+			for s in -sA -sF -sX; do scans+=("$s $g -p $NMAP_TCP $NETNS_WAN_BOX"); done
+			scans+=("-sU $g -p $NMAP_UDP $NETNS_WAN_BOX")
 		done
-		nmap_filtered "$nb" -6 --send-ip -sA -p "$NMAP_TCP" fd00:51::2
+		scans+=("-6 --send-ip -sA -p $NMAP_TCP fd00:51::2")
+		for g in 0 1 2; do
+			(
+				for i in 0 1 2 3; do
+					# shellcheck disable=SC2086 # the scan's words
+					nmap_run "$WORK/nmap-$((g * 4 + i))" ${scans[$((g * 4 + i))]}
+				done
+			) &
+			pids+=("$!")
+		done
+		# shellcheck disable=SC2086
+		nmap_run "$WORK/nmap-12" ${scans[12]}
+		wait "${pids[@]}"
+		for i in "${!scans[@]}"; do
+			# shellcheck disable=SC2086
+			nmap_filtered "$nb" "$WORK/nmap-$i" ${scans[$i]}
+		done
 	fi
 	sleep 0.3
 	listeners_down

@@ -17,6 +17,14 @@
 #   fw_listen NS ADDR_ARGS...   start a socat listener in NS; its pid is
 #                               appended to FW_PIDS
 #   fw_stop_listeners
+#   fw_listening NS SPEC...     wait until NS has the listeners fw_listen
+#                               started: SPEC tcp:PORT, tcp6:PORT, udp:PORT
+#                               or udp6:PORT (a listening TCP or bound UDP
+#                               socket, IPv4 or IPv6; a dual-stack one is
+#                               both)
+#   fw_bg_check DESC CMD...     t_check's check, started in the background;
+#   fw_bg_done                  ... reported, in the order started, once
+#                               each has ended
 
 FW_PIDS=()
 
@@ -89,4 +97,47 @@ fw_stop_listeners() {
 		wait "$pid" 2>/dev/null || true
 	done
 	FW_PIDS=()
+}
+
+# A probe that must fail (a dropped SYN, a ping that must go unanswered)
+# waits out its whole bound (socat's connect-timeout, ping's -W): run
+# one after the other they were most of the suites' time. fw_bg_check
+# starts one and fw_bg_done reports them all, each bounded as before, the
+# bounds overlapping instead of adding up.
+FW_BG_PIDS=()
+FW_BG_DESC=()
+fw_bg_check() {
+	local desc=$1
+	shift
+	"$@" &
+	FW_BG_PIDS+=("$!")
+	FW_BG_DESC+=("$desc")
+}
+fw_bg_done() {
+	local i
+	for i in "${!FW_BG_PIDS[@]}"; do
+		if wait "${FW_BG_PIDS[$i]}"; then t_ok "${FW_BG_DESC[$i]}"; else t_fail "${FW_BG_DESC[$i]}"; fi
+	done
+	FW_BG_PIDS=()
+	FW_BG_DESC=()
+}
+
+# fw_listening NS SPEC...: the listeners just started are there, asked
+# of the namespace's sockets (ss) every 50 ms, instead of a fixed sleep
+# that a loaded host can outlast. After 5 s it says which are missing and
+# returns 0: the probes that need them fail and say what they missed.
+fw_listening() {
+	local ns=$1 end=$((SECONDS + 5))
+	shift
+	while [ "$SECONDS" -le "$end" ]; do
+		ip netns exec "$ns" ss -Hlntu 2>/dev/null | awk -v want="$*" '
+			{
+				n = split($5, a, ":")
+				if ($5 !~ /^\[/) have[$1 ":" a[n]] = 1 # IPv4, or "*" (dual-stack)
+				if ($5 !~ /^[0-9]/) have[$1 "6:" a[n]] = 1
+			}
+			END { k = split(want, w, " "); for (j = 1; j <= k; j++) if (!(w[j] in have)) exit 1 }' && return 0
+		sleep 0.05
+	done
+	echo "fw_listening: $ns: not all of [$*] listening after 5 s" >&2
 }

@@ -145,7 +145,7 @@ session_open() {
 	rm -f "$SESSION_OUT" "$SESSION_FIFO"
 	mkfifo "$SESSION_FIFO"
 	fw_listen "${P}box" -u "TCP4-LISTEN:$1,reuseaddr" "OPEN:$SESSION_OUT,creat,append"
-	sleep 0.3
+	fw_listening "${P}box" "tcp:$1"
 	ip netns exec "${P}lan" socat -u STDIN "TCP4:$NETNS_LAN_BOX:$1" <"$SESSION_FIFO" &
 	SESSION_PID=$!
 	exec 3>"$SESSION_FIFO"
@@ -177,26 +177,30 @@ stateless_traffic() {
 	fw_listen "${P}box" -u "TCP6-LISTEN:22,fork,reuseaddr,ipv6only=1" OPEN:/dev/null
 	fw_listen "${P}wan" "TCP4-LISTEN:8000,fork,reuseaddr" "SYSTEM:echo pong"
 	fw_listen "${P}wan" "UDP4-RECVFROM:53,fork" "EXEC:cat"
-	sleep 0.5
+	fw_listening "${P}box" tcp:22 tcp:111 tcp:139 tcp:445 tcp:2049 tcp:4002 tcp:8080 tcp6:22
+	fw_listening "${P}wan" tcp:8000 udp:53
+	# The probes that must go unanswered wait out their bounds side by
+	# side (fw_bg_check), the listeners up, while the rest run.
+	fw_bg_check "$nb: LAN cannot reach port 8080 (not a LAN service)" fails connects "${P}lan" "$NETNS_LAN_BOX" 8080
+	fw_bg_check "$nb: WAN cannot open TCP to the box (ssh)" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
+	fw_bg_check "$nb: WAN cannot open TCP to the box (nfs)" fails connects "${P}wan" "$NETNS_WAN_BOX" 2049
+	fw_bg_check "$nb: WAN cannot open TCP to the box over IPv6" fails connects "${P}wan" "[fd00:51::2]" 22 TCP6
+	fw_bg_check "$nb: WAN cannot ping the box" fails wan ping -c1 -W1 "$NETNS_WAN_BOX"
 	for port in 22 2049 445 139 111 4002; do
 		t_check "$nb: LAN reaches box port $port" connects "${P}lan" "$NETNS_LAN_BOX" "$port"
 	done
 	t_check "$nb: LAN reaches box ssh over IPv6" connects "${P}lan" "[fd00:10::1]" 22 TCP6
-	t_check "$nb: LAN cannot reach port 8080 (not a LAN service)" fails connects "${P}lan" "$NETNS_LAN_BOX" 8080
-	t_check "$nb: WAN cannot open TCP to the box (ssh)" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
-	t_check "$nb: WAN cannot open TCP to the box (nfs)" fails connects "${P}wan" "$NETNS_WAN_BOX" 2049
-	t_check "$nb: WAN cannot open TCP to the box over IPv6" fails connects "${P}wan" "[fd00:51::2]" 22 TCP6
 	t_eq "$nb: box connects out to the WAN and the reply comes back" pong "$(box socat -u TCP4:"$NETNS_WAN_HOST":8000,connect-timeout=2 - 2>&1)"
 	t_eq "$nb: DNS reply (UDP from port 53) comes back" dns-ok "$(echo dns-ok | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>&1)"
 	t_eq "$nb: a 3000-byte UDP reply from port 53 comes back whole (fragmented)" 3000 "$(head -c 3000 /dev/zero | box socat -T2 - UDP4:"$NETNS_WAN_HOST":53 2>/dev/null | wc -c)"
 	t_check "$nb: box pings the WAN host (echo-reply passes)" quiet box ping -q -c1 -W2 "$NETNS_WAN_HOST"
-	t_check "$nb: WAN cannot ping the box" fails wan ping -c1 -W1 "$NETNS_WAN_BOX"
 	t_check "$nb: LAN pings the box" quiet lan ping -q -c1 -W2 "$NETNS_LAN_BOX"
 	t_check "$nb: box pings the WAN over IPv6 (ND both ways)" quiet box ping -q -6 -c1 -W2 fd00:51::1
 	t_check "$nb: LAN pings the box over IPv6" quiet lan ping -q -6 -c1 -W2 fd00:10::1
 	FAR=$((FAR + 1))
 	box ping -c2 -W1 -M "do" -s 1400 "203.0.113.$FAR" >/dev/null 2>&1 || true
 	t_has "$nb: ICMP fragmentation-needed passes (path MTU 1280 learnt)" "mtu 1280" "$(box ip route get "203.0.113.$FAR")"
+	fw_bg_done
 	t_eq "$nb: stateless: no conntrack entry after the traffic" 0 "$(box conntrack -L 2>/dev/null | wc -l)"
 	t_eq "$nb: stateless: nf_conntrack_count is 0" 0 "$(box cat /proc/sys/net/netfilter/nf_conntrack_count 2>/dev/null || echo 0)"
 	fw_stop_listeners
@@ -252,7 +256,8 @@ run_case() {
 	# Stateful: WAN flows tracked, LAN flows notrack.
 	fw_listen "${P}wan" "TCP4-LISTEN:8000,fork,reuseaddr" "SYSTEM:echo pong"
 	fw_listen "${P}box" -u "TCP4-LISTEN:2049,fork,reuseaddr" OPEN:/dev/null
-	sleep 0.3
+	fw_listening "${P}wan" tcp:8000
+	fw_listening "${P}box" tcp:2049
 	box conntrack -F >/dev/null 2>&1 || true
 	t_eq "$nb: stateful: box connects out" pong "$(box socat -u TCP4:"$NETNS_WAN_HOST":8000,connect-timeout=2 - 2>&1)"
 	t_check "$nb: stateful: LAN reaches nfs" connects "${P}lan" "$NETNS_LAN_BOX" 2049
@@ -278,7 +283,7 @@ run_case() {
 		t_has "$nb: the fallback is loaded" "loaded the fallback rule set instead (nftables: loopback and LAN only)" "$out"
 		t_has "$nb: the fallback accepts the LAN" 'iifname "eth1" accept' "$(snapshot nftables)"
 		fw_listen "${P}box" -u "TCP4-LISTEN:22,fork,reuseaddr" OPEN:/dev/null
-		sleep 0.3
+		fw_listening "${P}box" tcp:22
 		t_check "$nb: fallback: LAN reaches ssh" connects "${P}lan" "$NETNS_LAN_BOX" 22
 		t_check "$nb: fallback: WAN cannot" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
 		fw_stop_listeners
@@ -396,11 +401,13 @@ for backend in nftables iptables; do
 	t_has "lock-down/$backend: says which backend" "$expect" "$out"
 	fw_listen "${P}box" -u "TCP4-LISTEN:22,fork,reuseaddr" OPEN:/dev/null
 	fw_listen "${P}wan" "TCP4-LISTEN:8000,fork,reuseaddr" "SYSTEM:echo pong"
-	sleep 0.3
-	t_check "lock-down/$backend: LAN cannot reach ssh" fails connects "${P}lan" "$NETNS_LAN_BOX" 22
-	t_check "lock-down/$backend: WAN cannot reach ssh" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
+	fw_listening "${P}box" tcp:22
+	fw_listening "${P}wan" tcp:8000
+	fw_bg_check "lock-down/$backend: LAN cannot reach ssh" fails connects "${P}lan" "$NETNS_LAN_BOX" 22
+	fw_bg_check "lock-down/$backend: WAN cannot reach ssh" fails connects "${P}wan" "$NETNS_WAN_BOX" 22
 	t_eq "lock-down/$backend: the box's own connection works" pong "$(box socat -u TCP4:"$NETNS_WAN_HOST":8000,connect-timeout=2 - 2>&1)"
 	t_check "lock-down/$backend: IPv6 neighbour discovery works" quiet box ping -q -6 -c1 -W2 fd00:51::1
+	fw_bg_done
 	fw_board_down "$P"
 done
 
