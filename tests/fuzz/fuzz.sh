@@ -30,11 +30,13 @@
 #   nf_tables      nf_tables replies, both byte orders: an error counts
 #                  only for the batch's numbers and never reads as
 #                  success; every dumped object replays and walks whole
+#
 # Seeds were captured from this machine's /proc and rtnetlink
 # (tests/fuzz/capture-netlink.py) and from the kernel's nf_tables replies
 # to the golden batches (tests/fuzz/capture-nftables.py). An input that
 # once crashed a target is kept in tests/fuzz/regressions/TARGET/, run
 # first, and is also a unit test beside the code it broke.
+#
 # A target passes when libFuzzer finds no crash (a panic: an invariant of
 # src/fuzzing.rs broken, or a parser that panics); the crashing input is
 # kept under $FUZZ_OUT (default /tmp/nasboot-fuzz) and printed.
