@@ -26,6 +26,12 @@
 #     otherwise exactly as before or as the new rule set: never deleted
 #     without its replacement, never partly loaded. Some kills must land
 #     before the table's load and some after it; the next apply exits 0.
+#     How many kills land between two files depends on the machine's
+#     load; the suite fails on any partial file or table.
+#
+# The reset history (/var/lib/nasboot/resets) and the firewall's
+# /run/nasboot/firewall.previous go through the same replace (unit tests
+# in src/seam/real/files.rs); this suite does not kill `run`.
 #
 # Runs in private mount and network namespaces (unshare): the tmpfs mounts
 # and the rule sets stay off the machine. nasboot loads the rule sets

@@ -49,7 +49,10 @@
 #     hang or crash (but one modprobe first where the kernel has not
 #     loaded the rule set's modules yet: src/firewall/modules.rs, which
 #     the kernel would run itself); killing nasboot itself is its crash
-#     half-way.
+#     half-way. The rollback lives in the waiting process, so a
+#     `--confirm` apply killed after its load leaves the new rule set
+#     loaded and unconfirmed, with a stale firewall.pending: never a
+#     partial or open rule set, but nothing brings the previous one back.
 # Real traffic: socat TCP connections from the LAN and WAN namespaces.
 # About 100 s (one hang).
 #

@@ -31,7 +31,9 @@
 #     nftables rule set loaded in a board-shaped namespace (prefix nbrl,
 #     scripts/lib/netns.sh): a WAN TCP port the profile opens accepts a
 #     connection from the WAN host, port 2223 (opened by none) does not.
-# About 3 minutes for 300 (nasboot, nft, testparm and ksmbd.mountd each a
+# Not covered: UDP in the probe, [watchdog] keys (the generator leaves
+# them out: they need a device), the board's kernel (the namespaces use
+# the host's). About 3 minutes for 300 (nasboot, nft, testparm and ksmbd.mountd each a
 # process).
 #
 #   tests/apply/generated.sh            # uses $NASBOOT_DIST or target/dist

@@ -7,7 +7,9 @@
 # Debian version that does not exist) names the step; missing QEMU firmware is named with
 # its package; a board that does not reach /init within --boot-timeout is
 # stopped (exit 7) with its console log kept; options the board cannot
-# have are usage errors. Needs the board's cache (the first run builds
+# have (--module, --deb, a NIC model it has no driver for) are usage
+# errors (exit 2) that say why and list the board's models; an unknown
+# board lists the boards. Needs the board's cache (the first run builds
 # it); about 30 s after that.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The command line end to end with the real binaries: exit statuses, error
-# locations, --root relocation, --dry-run, on the host and on every board
-# target under qemu-user (NASBOOT_TARGETS to narrow). No root needed: the
-# profiles here touch files only (firewall off, no interfaces).
+# locations, --root relocation, --dry-run, a start with stdout and stderr
+# closed (what nasboot says then lands in no file it opens), on the host
+# and on every board target under qemu-user (NASBOOT_TARGETS to narrow).
+# No root needed: the profiles here touch files only (firewall off, no
+# interfaces).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh

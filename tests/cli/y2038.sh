@@ -4,9 +4,9 @@
 # clock_gettime with its own, which faketime moves; a static binary run
 # on the host directly would not see it). The 32-bit musl builds (mips,
 # mipsel, powerpc: what the boards ship) read the clock through musl's
-# __clock_gettime64 (src/sys/time.rs); through the libc crate's time32
-# clock_gettime they ended in a trap from 2038-01-19 (std's
-# SystemTime::now panicked on EOVERFLOW). For each binary, in a network
+# __clock_gettime64 (src/sys/time.rs); the libc crate's time32
+# clock_gettime traps from 2038-01-19 (std's SystemTime::now panics on
+# EOVERFLOW). For each binary, in a network
 # namespace: `firewall apply --confirm 30` writes its confirmation token
 # (PID-NANOSECONDS since the epoch), which must read 2040, and `firewall
 # confirm` then keeps the rule set (both exit 0). The reset history and

@@ -45,7 +45,11 @@
 #   - stateless: the box's own DNS (IPv4, IPv6, and a 3000-byte reply in
 #     fragments over both), NTP, and the DHCP and DHCPv6 server replies
 #     (67 -> 68, 547 -> 546) still reach it;
-#   - `check` and `plan` name the UDP and TCP listeners inside the range.
+#   - `check` and `plan` name the UDP and TCP listeners inside the range;
+#   - control: the rule set nasboot rendered before the WAN chain was
+#     tightened (tests/firewall/holes-ingress.nft) fails the same attack
+#     (UDP from port 53 reaches rpcbind and nfsd, a tiny fragment SYN gets
+#     a SYN-ACK from ssh), so the attack can fail.
 # Not covered here: traffic from the LAN (tests/firewall/netns.sh), the
 # emulated board's kernel (tests/nfs/board.sh runs the rules there).
 #

@@ -9,7 +9,9 @@
 # two taps. The board runs BusyBox httpd on 22, 80 and 8080. The LAN
 # reaches ssh and http, not 8080; the WAN reaches nothing (SYN, SYN from
 # port 53 and from inside the local port range, IPv6, ICMP echo, the LAN
-# address through the WAN link); conntrack is never engaged
+# address through the WAN link), while the WAN link itself works (the
+# board answers ARP: a refused probe is the firewall); conntrack is never
+# engaged
 # (nf_conntrack_count stays 0), and a ct rule loaded afterwards shows that
 # the count does move. The WAN NIC is the NIC suite's second one
 # (tests/beboard.sh: e1000, or on sparc64 the sun4u's Happy Meal, hme).

@@ -8,10 +8,12 @@
 # (tests/board/vlan-peer.py: ARP and ICMP echo, on VLAN 2 only).
 # - `nasboot apply` loads the rule set's modules with one modprobe (the
 #   kernel has only the flowtable's loaded), forking no more than 8
-#   processes in all;
-# - it creates eth0.2 (802.1Q id 2 on eth0) and br-lan (eth1
-#   its port), both with the alias nasboot, and a re-plan has no link step
-#   and no firewall step (the rule set is still loaded as nasboot left it);
+#   processes in all (that modprobe, and the kernel's own for 8021q and
+#   bridge);
+# - it creates eth0.2 (802.1Q id 2 on eth0: /proc/net/vlan/eth0.2 says
+#   VID 2) and br-lan (eth1 its port), both with the alias nasboot, and a
+#   re-plan has no link step and no firewall step (the rule set nasboot
+#   loaded, sealed, is still loaded as it was, on this Linux 6.1);
 # - eth0.2 deleted: the plan creates it again and loads the firewall again
 #   (the flowtable dropped the device, which is no commit), and after that
 #   apply neither is left;

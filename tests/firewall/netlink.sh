@@ -29,9 +29,16 @@
 #     element added, a policy changed, a rule inserted or a commit to
 #     another table, the apply loads the whole rule set again; after the
 #     WAN device of an ingress chain is deleted and created again, the
-#     apply leaves the whole rule set;
+#     apply leaves the whole rule set (a kernel that keeps the hook by
+#     name, as 6.18 does, cannot fail that check; board-vlan.sh checks the
+#     6.1 case, where the hook goes with the device);
 #   - `status` says "through netlink" and sees the rules; an `off` apply
 #     removes them and then settles (nothing to do, no process at all).
+#
+# Unit tests pin the bytes (src/sys/nftnl/tests.rs, the golden batches
+# tests/golden/firewall/netlink-le.txt and netlink-be.txt); the boards'
+# own kernels run the loader in board-router.sh, be-board.sh and
+# be-router.sh. About 1 minute.
 #
 # Usage: tests/firewall/netlink.sh   (the host binary from target/dist)
 set -eu

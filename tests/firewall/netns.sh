@@ -11,30 +11,34 @@
 #   - from the LAN, listeners on the box's ssh/nfs/smb ports are reachable,
 #     a port outside the LAN services is not, ping and ping6 work;
 #   - from the WAN, new inbound TCP fails and ping to the box fails;
-#   - replies to connections the box opened pass: TCP, UDP from port 53,
-#     ICMP echo-reply, ICMPv6 through neighbour discovery;
+#   - replies to connections the box opened pass: TCP, UDP from port 53
+#     (a 3000-byte DNS reply arrives whole through its fragments), ICMP
+#     echo-reply, ICMPv6 through neighbour discovery;
 #   - ICMP fragmentation-needed reaches the box (path MTU 1280 learnt);
 #   - stateless: no conntrack entry after all that traffic (conntrack -L and
-#     nf_conntrack_count); stateful: WAN flows tracked, LAN flows not;
+#     nf_conntrack_count), with either hook; stateful: WAN flows tracked,
+#     LAN flows not;
 #   - `apply --confirm 2` without a confirm brings the previous rules back,
 #     and with one keeps the new ones (the host binary saves and replays
 #     them through netlink);
 #   - nftables with the nft tool (`--loader nft` for the host binary): no
 #     nft on PATH is a clear error that keeps the rules loaded; an nft that
 #     rejects the rule set (tests/firewall/inject) gets the fallback loaded;
-#   - a reload does not cut an established LAN TCP session, while the
-#     Bubba 2 rules (the anchor) cut it once the conntrack table is new;
+#   - a reload plus a conntrack flush does not cut an established LAN TCP
+#     session, while the Bubba 2 rules (the anchor,
+#     tests/firewall/bubba2-firewall.conf) cut it once the conntrack table
+#     is new;
 #   - the backend cases name `hook = "input"`; the default `hook = "auto"`
 #     takes the ingress hooks on this box (every link named) and passes
 #     the same stateless traffic checks with no input hook, an unnamed
-#     interface brings the input chain back, and `hook = "ingress"` keeps
+#     interface (a veth usb0) brings the input chain back, and `hook = "ingress"` keeps
 #     the ingress hooks regardless; an nft that knows no inet ingress hook
 #     (tests/firewall/old-nft, with the tool as above) gets the input chain;
 #   - `firewall lock-down`: the host binary, with no nft, locks down with
 #     nftables; a binary under qemu-user (no netlink) with only the legacy
 #     iptables on PATH locks down with iptables;
-#   - `profile = "off"` on legacy iptables, read from the running kernel:
-#     a fresh board runs no `*tables-save` (asking would create the empty
+#   - `profile = "off"` on legacy iptables, read from the running kernel,
+#     every program traced (strace): a fresh board runs no `*tables-save` (asking would create the empty
 #     filter table it asks about), loaded chains of nasboot's are removed,
 #     and an "off" board settles.
 #

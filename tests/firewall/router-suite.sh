@@ -19,7 +19,8 @@
 #     forward = true, flow_offload = "auto", a port forward 2222 ->
 #     192.168.1.10:22) says it loaded the flowtable through netlink;
 #   - the LAN host's connections reach the WAN host from the board's WAN
-#     address (masquerade), bulk TCP both ways;
+#     address (masquerade), 4 MiB of bulk TCP each way (traffic from
+#     tests/board/fwd-load.py on the two hosts);
 #   - an open TCP flow and a UDP flow are [OFFLOAD] in the board's conntrack
 #     table (the flowtable took them), and `nasboot status` counts them;
 #   - the WAN host cannot open a connection to the LAN host (IPv4 and IPv6)

@@ -11,29 +11,38 @@
 #     and `status` say; a binary under qemu-user, whose nf_tables netlink
 #     socket the kernel refuses, loads it with nft, and they say that;
 #   - `apply` creates br-lan over eth1 and eth2 (its ports, both up) and a
-#     re-plan has no link step left (under qemu-user, which cannot pass a
-#     big-endian guest's nested rtnetlink attributes, the host binary
-#     makes the bridge and the guest must find it as the profile says);
+#     re-plan has no link step left. Under qemu-user (7.2) a big-endian
+#     guest cannot create links: qemu passes nested rtnetlink attributes
+#     (IFLA_LINKINFO) through unswapped, and the kernel answers
+#     EOPNOTSUPP. For those binaries the host binary makes the bridge and
+#     the guest's `plan` must find it as the profile says (its translated
+#     RTM_GETLINK dump) before its `apply` loads the rules; link creation
+#     by big-endian binaries is for the big-endian boards' kernels;
 #   - a LAN host reaches a WAN host, which sees the board's WAN address;
 #     over IPv6 it sees the LAN host's own address (no NAT);
 #   - the WAN host cannot open TCP to either LAN host (IPv4 with a route
 #     to the LAN through the board, IPv6 routed) nor to the board; an
 #     nmap ACK scan from the WAN finds the LAN host's ports filtered; UDP
-#     from source port 53 (a spoofed "DNS reply") reaches no LAN host;
+#     from source ports 53 and 123 (a spoofed "DNS reply") reaches no LAN
+#     host;
 #   - the forwarded port reaches the second LAN host from the WAN, and from
-#     the first LAN host at the WAN address (NAT reflection);
+#     the first LAN host at the WAN address (NAT reflection: the target
+#     sees the board's LAN address, so its replies come back through the
+#     board); nothing is forwarded to it over IPv6;
 #   - a SYN leaving on the WAN has its MSS clamped to the WAN's MTU (1400):
 #     the WAN host sees an MSS of 1360, not the LAN host's 1460;
 #   - `status` counts the tracked connections;
 #   - the host kernel has no nf_flow_table: nftables gets the rule set
 #     without the flowtable, said in the log, and the box still forwards;
+#     with iptables the plan notes that it has none;
 #   - `firewall apply` before the bridge exists loads the router's rules
 #     without the flowtable (which the kernel would refuse over a missing
 #     device) and says so; the apply that makes it tries the flowtable;
 #   - a profile without the bridge removes it (nasboot created it), and a
 #     bridge made by hand is never removed;
-#   - the host kernel has no 802.1Q: a VLAN gives a partial failure naming
-#     it and the kernel's reason, and the rest (firewall included) applies.
+#   - the host kernel has no 802.1Q: a VLAN gives a partial failure (exit
+#     3) naming it and the kernel's reason, and the rest applies: the
+#     firewall loaded, the board still closed to the WAN.
 #
 # The flowtable itself, offloaded flows and VLANs are tested on the
 # emulated board (tests/firewall/board-router.sh), whose kernel has them.

@@ -3,19 +3,25 @@
 # g3beige), through the board's own static nasboot running natively on its
 # big-endian kernel: SIOCSIFMTU, SIOCSIFHWADDR, SIOCSIFTXQLEN (which
 # qemu-user mistranslates for big-endian guests), SIOCETHTOOL rings,
-# offloads and pause (which qemu-user does not translate at all), and
-# addresses and routes by rtnetlink. Read back from /sys, with the
+# offloads and pause (which qemu-user does not translate at all; the tx
+# ring clamped to the driver's 4096 with a note), and addresses, a static
+# route with its metric and the default route by rtnetlink. Read back
+# from /sys, with the
 # board's BusyBox `ip` and with Debian's ethtool cross-built for the board
 # (ioctl only: its own C structs against the same big-endian kernel); traffic to the LAN host in the nbbe namespace; a
-# re-plan has nothing to do. SQM on eth1 (cake both ways, an IFB, the
+# re-plan has nothing to do. SQM on eth1 (cake both ways at 5,000 and
+# 8,000 kbit/s with overhead 44 and ATM cells, the IFB ifb4eth1, the
 # ingress redirect) set through rtnetlink on the big-endian kernel and
-# read back through nasboot's own dump: the re-plan's "nothing to do"
+# read back through nasboot's own dump (the board's BusyBox has no tc):
+# the re-plan's "nothing to do"
 # holds only if every value crossed both ways intact. On sparc64 (QEMU sun4u) eth1 is the sun4u's
 # own Happy Meal (the kernel's hme driver) with offloads, a ring and pause
 # asked of it too: what hme has (the netdev features) is read back with
 # ethtool -k; what it lacks (get/set_ringparam, get/set_pauseparam) is
-# a note from nasboot, and the read-back is skipped naming the driver
-# only when ethtool gets EOPNOTSUPP. One boot, about 25 s (ppc). Needs
+# a note from nasboot (`eth1 ring: not supported by the driver`, `eth1
+# pause: ...`, checked), and the read-back is skipped with a SKIP line
+# naming sunhme.c only when ethtool gets EOPNOTSUPP (any other answer is
+# checked against the profile). One boot, about 25 s (ppc). Needs
 # root.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

@@ -4,8 +4,13 @@
 # so its SIOCETHTOOL, SIOCSIF* and rtnetlink calls reach a real driver (under
 # qemu-user, SIOCETHTOOL is not translated). tests/profiles/board-e1000.toml
 # sets every knob away from the driver's defaults; Debian's mipsel ethtool
-# and /sys read them back as witnesses. Then traffic to the LAN host, and a
-# re-apply that changes nothing. Needs root (netns, tap).
+# and /sys read them back as witnesses: MAC, MTU, txqueuelen, rings (tx
+# clamped to the driver's 4096, with a note), TSO/GSO/GRO/SG/tx-checksum
+# off, pause off, the carrier waited for, the address. The driver has no
+# coalescing for QEMU's 82540EM (EOPNOTSUPP from nasboot and ethtool
+# alike): a note naming eth0 and the knob, exit 0. Then a ping to the LAN
+# host, `plan` with nothing to do, and a re-apply that changes nothing.
+# Needs root (netns, tap).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh

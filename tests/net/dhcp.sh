@@ -2,8 +2,8 @@
 # method = "dhcp" on real interfaces: nasboot finds udhcpc on PATH (here
 # BusyBox's) and starts it with an argv (no shell), in a session of its
 # own with its output to /dev/null, and does not wait for it: with no DHCP
-# server on the WAN the apply returns at once (udhcpc -b, waited for, held
-# it up for about 9 s). The WAN host's BusyBox udhcpd, started only then,
+# server on the WAN the apply returns at once (waiting for udhcpc -b would
+# hold it up for the client's whole discovery). The WAN host's BusyBox udhcpd, started only then,
 # hands the running client a lease; a re-apply sees the live client
 # through its pidfile and starts no second one. Needs root. Host binary
 # only: the DHCP path is posix_spawn through the runner, the same on

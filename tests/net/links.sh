@@ -11,7 +11,20 @@
 # WAN hosts over IPv4 and IPv6, re-apply (plan says "nothing to do", the
 # apply changes nothing: no carrier change, same link counters), then the
 # error paths: a missing interface and an MTU above the driver's maximum
-# (exit 3, named), a knob veth lacks (a note, exit 0).
+# (exit 3, named), a knob veth lacks (a note, exit 0), the carrier
+# timeout. Then, host binary only: the apply lock (while the suite holds
+# /run/nasboot/apply.lock with util-linux flock, as another nasboot would,
+# `plan` answers and an `apply` waits, says so and changes nothing; once
+# released, it applies); and 120 more links than the profile names, whose
+# RTM_GETLINK dump spans several datagrams of the receive buffer, all read
+# by `apply` and `status`.
+#
+# What veth answers: ETHTOOL_GFEATURES/SFEATURES work (some checksum
+# features are fixed); GRINGPARAM, GCOALESCE and GPAUSEPARAM answer
+# EOPNOTSUPP (a note, not a failure); GLINKSETTINGS answers but
+# SLINKSETTINGS is EOPNOTSUPP, so a `speed` on a veth is warned about at
+# every apply. A VXLAN bound to a lower link gives the MTU ceiling
+# (EINVAL above it).
 #
 # qemu-user (7.2) limits, found here and tested on the host only:
 # - SIOCETHTOOL is not translated (ENOSYS): probed per target; the foreign
@@ -22,7 +35,10 @@
 #   and sets fail with EINVAL. Real big-endian kernels are right; the
 #   foreign big-endian runs leave txqueuelen out. nasboot reads a link's
 #   state from the RTM_GETLINK dump, which qemu converts right, so their
-#   status shows the real 1000.
+#   status shows the real 1000;
+# - generic netlink is not translated either, nor the watchdog ioctls
+#   (ENOSYS). The mipsel binary drives a real driver on the emulated board
+#   instead (tests/net/board-e1000.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh

@@ -3,7 +3,7 @@
 # board's own static nasboot applies tests/profiles/be-nfs.toml against
 # its kernel's built-in nfsd. The board has no NFS user space: Debian's
 # libtirpc and rpcbind source archives cannot be fetched here, and
-# nfs-utils needs libtirpc (tests/board/README.md), so nfsd is never
+# nfs-utils needs libtirpc, so nfsd is never
 # started and no client reads a file (tests/nfs/board.sh does, on the
 # little-endian board). What this covers: the export table written,
 # max_block_size written to /proc/fs/nfsd and read back, versions read as

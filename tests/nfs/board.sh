@@ -4,9 +4,14 @@
 # rpcbind): nasboot applies tests/profiles/board-nfs.toml (exports, nfsd
 # settings, stateless nftables firewall), nfsd starts from the files
 # nasboot wrote, and a host-side user-space client (libnfs-utils' nfs-cat,
-# in a network namespace on the board's LAN tap) reads a file. The same
-# client from a LAN address outside the exported subnet is refused.
-# Needs root (netns, tap).
+# in a network namespace on the board's LAN tap, from a privileged port so
+# that `secure` is exercised) reads a file. The same client from a LAN
+# address outside the exported subnet gets MNT3ERR_ACCES. nfsd starts from
+# /etc/default/nfs-kernel-server as Debian's init script does (the thread
+# count nasboot sized, NFSv3 only, mountd on 32767); rpc.statd and lockd
+# register on the ports the nfs.conf drop-in pins (rpcinfo); `check`
+# names no listener inside the local port range; conntrack is never
+# loaded under the stateless rule set. Needs root (netns, tap).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh

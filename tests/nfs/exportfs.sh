@@ -10,6 +10,12 @@
 # 64 MB single-core board. The machine's own /etc/exports, etab and nfsd
 # are never touched. Needs root (unshare, mount).
 #
+# Checked: a profile through `nasboot apply` and `exportfs -ra`, with
+# `exportfs -v` showing each export with the intended options; exports.d,
+# and exportfs' own file:line error surfaced; a full /etc (ENOSPC) and an
+# unwritable one (EACCES) keep the old file; bad input writes nothing and
+# names the key; exports.d on a board without /etc/exports.
+#
 #   tests/nfs/exportfs.sh            # uses $NASBOOT_DIST or target/dist
 set -eu
 # shellcheck source=../lib.sh

@@ -8,10 +8,18 @@
 # guest side is tests/pkg/board-guest-debian.sh (the lifecycle shared with
 # BusyBox's S35nasboot is in board-guest-lib.sh): start, a second start,
 # status, reload and force-reload (SIGHUP: same pid, softdog's timeout
-# follows the profile), restart, stop (the magic close), the LSB exit
-# codes, /etc/default/nasboot, and a broken or missing profile at boot
-# (the error with file:line:column, no daemon, the lock-down rule set, and
-# a WAN host on a veth pair in the guest that gets nothing through it).
+# follows the profile), restart (a new pid; refused with a broken
+# profile, the daemon kept), a daemon that does not stop (restart fails
+# after 10 s and says so, no second daemon, no SIGKILL), stop (the magic
+# close), the LSB exit codes (stop when stopped 0, reload when stopped 7,
+# status 1 with a stale pidfile), /etc/default/nasboot (another profile,
+# options, pidfile and log file), the daemon's output and init's notes in
+# /var/log/nasboot.log, and a broken or missing profile at boot (the
+# error on its own console line with file:line:column, no daemon, softdog
+# closed, the lock-down rule set, and a WAN host on a veth pair in the
+# guest that gets nothing through it while the box's own connection out
+# gets its replies). The kernel never prints "watchdog did not stop".
+# About 75 s once the packages are cached.
 # tests/pkg/init-debian.sh checks the header and insserv on the host.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

@@ -4,10 +4,15 @@
 # 24K board (scripts/board run --exec-init), the real softdog, nft for the
 # fallback. The guest side is tests/pkg/board-guest-systemd.sh: start,
 # a second start, an apply beside the daemon (no apply lock held), status, reload (same MainPID, the profile re-read), a
-# refused reload, a crash respawned in time for the watchdog, stop (the
-# magic close), and a broken profile (the unit fails, OnFailure loads the
-# lock-down rule set, the watchdog stays closed). tests/pkg/init-systemd.sh
-# runs `systemd-analyze verify` on the host as well.
+# refused reload (the journal names file:line:column), a crash (SIGKILL:
+# the kernel says "watchdog did not stop", systemd restarts the daemon and
+# the new one takes the watchdog over within the timeout, no reset), stop
+# (the magic close), the udev rule (udevd under systemd: a stateless
+# profile naming every link takes the ingress hooks, then a dummy device
+# added later makes udev re-apply and the input chain comes back), and a
+# broken profile (the unit fails, OnFailure loads the lock-down rule set,
+# the watchdog stays closed). tests/pkg/init-systemd.sh runs
+# `systemd-analyze verify` on the host as well. About 1 minute.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh

@@ -8,7 +8,7 @@
 # reset); nasboot's VmRSS and VmHWM must not grow between the samples; it
 # wakes once per 5 s pet interval (the switches over the soak are the
 # intervals, give or take the one in flight at a sample). The hour-long
-# run is `scripts/bench-soak` (scripts/README.md).
+# run is `scripts/bench-soak` (docs/bench/soak.md). About 1.5 minutes.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh

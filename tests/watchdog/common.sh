@@ -2,6 +2,11 @@
 # Shared by the watchdog board suites (tests/watchdog/board-*.sh): the
 # mipsel static binary ($T_BOARD_TARGET, tests/lib.sh) on the emulated board (scripts/board: QEMU malta,
 # Debian 4kc-malta kernel, softdog). Sourced after tests/lib.sh.
+# The guest clock runs at wall speed, so a host that stalls QEMU for
+# longer than the margin between pets and the timeout (2.5 s) fires
+# softdog early. A failing suite prints the end of the serial log and the
+# harness's output, and scripts/test runs a failed board-*.sh once more,
+# keeping both runs' output: a real fault fails both.
 
 WD_TARGET=$T_BOARD_TARGET
 WD_BIN=$T_DIST/nasboot-$WD_TARGET
