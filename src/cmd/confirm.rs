@@ -380,6 +380,7 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     restore_sysctls(&j.observed, seams, io);
     restore_links(&good, &j.observed, seams, io);
     restore_addresses(&good, &j.observed, seams, io);
+    remove_new_devices(&good, &j.observed, seams, io);
     let after_good = crate::plan::observe(&good, seams);
     let after_cand = candidate.as_ref().map(|p| crate::plan::observe(p, seams));
     let mut seen = vec![];
@@ -477,6 +478,27 @@ fn restore_addresses(good: &crate::config::Profile, observed: &[String], seams: 
             if let Err(e) = seams.netif.delete_address(link.state.index, a) {
                 say(io, format_args!("{name}: cannot remove {s}, which the candidate added: {e}"));
             }
+        }
+    }
+}
+
+/// Bridges and VLANs that were not there before the candidate and that
+/// the last good profile does not name: removed. The apply's own clean-up
+/// removes only links with nasboot's alias, which a link gets in a second
+/// request after its creation; a candidate killed between the two leaves
+/// one without it, which only the observation from before can tell.
+fn remove_new_devices(good: &crate::config::Profile, observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+    use crate::seam::netif::Kind;
+    let Ok(links) = seams.netif.link_infos() else { return };
+    let was_there =
+        |n: &str| observed.iter().any(|l| l.strip_prefix("link ").and_then(|l| l.split_once(" = ")).is_some_and(|(k, _)| k == n));
+    for l in links.iter().filter(|l| matches!(l.kind, Kind::Bridge { .. } | Kind::Vlan { .. })) {
+        let name = l.name.as_str();
+        if observed.is_empty() || was_there(name) || good.interface.iter().any(|i| i.name.get_ref().as_str() == name) {
+            continue;
+        }
+        if let Err(e) = seams.netif.delete_link(&l.name) {
+            say(io, format_args!("{name}: cannot remove it, which the candidate made: {e}"));
         }
     }
 }

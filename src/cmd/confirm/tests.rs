@@ -177,3 +177,23 @@ fn a_plain_apply_with_nothing_pending_stats_the_journal_once() {
     let journal_ops: Vec<_> = b.files.ops.iter().filter(|o| o.contains("/var/lib/nasboot/confirm")).collect();
     assert_eq!(journal_ops, ["stat /var/lib/nasboot/confirm.pending"]);
 }
+
+#[test]
+fn a_bridge_the_candidate_made_goes_even_without_the_alias() {
+    // A candidate killed between the bridge's creation and its alias (two
+    // requests: the kernel takes IFLA_IFALIAS on existing links only)
+    // leaves a bridge that the apply's own clean-up does not know for
+    // nasboot's. The revert tells it by the observation from before.
+    let mut b = board();
+    b.fake.netif.add("eth1", 1);
+    let with_bridge =
+        b"[board]\nname = \"c\"\n[firewall]\nprofile = \"off\"\n[[interface]]\nname = \"br0\"\nkind = \"bridge\"\nports = [\"eth1\"]\n";
+    b.files.files.insert("/etc/c.toml".into(), with_bridge.to_vec());
+    let (status, _, err) = run(&mut b, &["apply", "--confirm", "30", "/etc/c.toml"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    b.fake.netif.links.get_mut("br0").expect("the candidate's bridge").alias = None;
+    let (status, out, err) = run(&mut b, &["rollback"]);
+    assert_eq!(status, Status::Ok, "{out}{err}");
+    assert!(!b.fake.netif.links.contains_key("br0"), "{out}{err}");
+    assert_eq!(journal(&b, confirm::SETTLED).state, State::RolledBack);
+}
