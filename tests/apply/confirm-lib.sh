@@ -102,8 +102,12 @@ cf_reset_a() {
 	rm -f "$R"/var/lib/nasboot/confirm* "$R/etc/nasboot.toml.rejected"
 	printf '%s' "$A_TEXT" >"$R/etc/nasboot.toml"
 	nb apply >/dev/null 2>"$W/a.err" || { cat "$W/a.err"; return 1; }
-	# A plain apply adds the profile's addresses and removes none.
+	# A plain apply adds the profile's addresses and removes none; nor
+	# does it remove a bridge without nasboot's alias, which a run that
+	# ended mixed may have left: each run starts from A whatever the last
+	# one left (that one was already counted).
 	box ip addr del 192.168.20.1/24 dev eth1 2>/dev/null || true
+	box ip link del br0 2>/dev/null || true
 	box ip link set vp0 up
 	box sysctl -qw net.ipv4.ip_default_ttl=64
 }
