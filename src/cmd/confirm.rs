@@ -463,15 +463,14 @@ fn restore_addresses(good: &crate::config::Profile, observed: &[String], seams: 
     for l in observed {
         let Some((name, before)) = l.strip_prefix("addr ").and_then(|l| l.split_once(" = ")) else { continue };
         let Some(link) = links.iter().find(|k| k.name.as_str() == name) else { continue };
-        let wanted: Vec<String> = good
-            .interface
-            .iter()
-            .filter(|i| i.name.get_ref().as_str() == name)
-            .flat_map(|i| i.address.iter().map(|a| a.get_ref().to_string()))
-            .collect();
-        for (_, a) in addrs.iter().filter(|(i, _)| *i == link.state.index) {
+        for (i, a) in &addrs {
+            if *i != link.state.index {
+                continue;
+            }
             let s = a.to_string();
-            if s.starts_with("fe80:") || before.split(' ').any(|b| b == s) || wanted.contains(&s) {
+            let wanted =
+                good.interface.iter().any(|i| i.name.get_ref().as_str() == name && i.address.iter().any(|w| w.get_ref().to_string() == s));
+            if s.starts_with("fe80:") || before.split(' ').any(|b| b == s) || wanted {
                 continue;
             }
             if let Err(e) = seams.netif.delete_address(link.state.index, a) {
