@@ -422,7 +422,7 @@ fn restore_sysctls(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) 
         if key.contains(':') || value == "absent" {
             continue;
         }
-        let now = seams.sysctl.get(key).map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "));
+        let now = seams.sysctl.get(key).map(|v| snapshot::words(&v));
         if now.as_deref().ok() != Some(value) {
             if let Err(e) = seams.sysctl.set(key, value) {
                 say(io, format_args!("{key}: cannot set it back to {value}: {e}"));

@@ -24,8 +24,7 @@ pub(crate) fn lines(observed: &[&Observed]) -> Vec<String> {
     for o in observed {
         one(o, &mut m);
     }
-    // Stable: of a name seen twice, the first value stays.
-    m.sort_by(|a, b| split(a).0.cmp(split(b).0));
+    by_name(&mut m);
     m.dedup_by(|later, first| split(later).0 == split(first).0);
     m
 }
@@ -52,7 +51,7 @@ fn one(o: &Observed, m: &mut Vec<String>) {
                 // IPv6 link-local addresses come and go with the link (the
                 // kernel adds one when a link goes up): not the profile's.
                 let mut a: Vec<String> = a.iter().map(ToString::to_string).filter(|s| !s.starts_with("fe80:")).collect();
-                a.sort();
+                by_name(&mut a);
                 if a.is_empty() {
                     line.push_str("none");
                 } else {
@@ -76,7 +75,7 @@ fn one(o: &Observed, m: &mut Vec<String>) {
         }
     }
     for (k, v) in &o.sysctl.values {
-        let v = v.as_deref().map_or("absent".to_string(), |v| v.split_whitespace().collect::<Vec<_>>().join(" "));
+        let v = v.as_deref().map_or("absent".to_string(), words);
         m.push(format!("sysctl {k} = {v}"));
     }
     for q in &o.net.sqm.qdiscs {
@@ -96,6 +95,25 @@ fn one(o: &Observed, m: &mut Vec<String>) {
             None => m.push(format!("file {path} = absent")),
         }
     }
+}
+
+/// Sorted by name, stably: of a name seen twice, the first value stays.
+/// (Lines without ` = `, such as addresses, sort whole; one sort for both.)
+fn by_name(m: &mut [String]) {
+    m.sort_by(|a, b| split(a).0.cmp(split(b).0));
+}
+
+/// A sysctl's value as the kernel prints it, its words joined by single
+/// spaces.
+pub(crate) fn words(v: &str) -> String {
+    let mut out = String::new();
+    for w in v.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 /// The names whose values differ between two sets of lines, each as
