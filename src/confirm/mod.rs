@@ -242,19 +242,22 @@ impl Journal {
 
     /// The file's text.
     pub(crate) fn render(&self) -> Vec<u8> {
-        let mut s = String::new();
-        let _ = writeln!(s, "{MAGIC}");
-        let _ = writeln!(s, "state {}", self.state);
-        let _ = writeln!(s, "profile {}", self.profile.display());
-        let _ = writeln!(s, "candidate {}", self.candidate);
-        let _ = writeln!(s, "good {}", self.good_digest());
-        let _ = writeln!(s, "boot {}", self.boot);
-        let _ = writeln!(s, "deadline {}", self.deadline_ms);
-        let _ = writeln!(s, "wall {}", self.deadline_wall);
-        let _ = writeln!(s, "note {}", if self.note.is_empty() { "-" } else { &self.note });
-        let _ = writeln!(s, "observed {}", self.observed.len());
+        // One format for the head: each `writeln!` is code of its own.
+        let mut s = format!(
+            "{MAGIC}\nstate {}\nprofile {}\ncandidate {}\ngood {}\nboot {}\ndeadline {}\nwall {}\nnote {}\nobserved {}\n",
+            self.state,
+            self.profile.display(),
+            self.candidate,
+            self.good_digest(),
+            self.boot,
+            self.deadline_ms,
+            self.deadline_wall,
+            if self.note.is_empty() { "-" } else { &self.note },
+            self.observed.len()
+        );
         for l in &self.observed {
-            let _ = writeln!(s, "{l}");
+            s.push_str(l);
+            s.push('\n');
         }
         let _ = writeln!(s, "bytes {}", self.good.len());
         let mut out = s.into_bytes();
