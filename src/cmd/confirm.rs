@@ -164,9 +164,10 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
     // The board before the candidate, as both profiles see it.
     let before_cand = crate::plan::observe(&cand, seams);
     let before_good = good_profile.as_ref().map(|p| crate::plan::observe(p, seams));
-    let mut seen = vec![&before_cand];
-    seen.extend(before_good.as_ref());
-    let observed = snapshot::lines(&seen);
+    let observed = match &before_good {
+        Some(g) => snapshot::lines(&[&before_cand, g]),
+        None => snapshot::lines(&[&before_cand]),
+    };
     drop(before_good);
     let now = confirm::now(seams.files);
     let j = match Journal::begin(settled.as_ref(), &cli.config, good, &candidate, &now, secs, observed) {
@@ -382,10 +383,15 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     restore_addresses(&good, &j.observed, seams, io);
     let after_good = crate::plan::observe(&good, seams);
     let after_cand = candidate.as_ref().map(|p| crate::plan::observe(p, seams));
-    let mut seen = vec![];
-    seen.extend(after_cand.as_ref());
-    seen.push(&after_good);
-    let mut diffs = if j.observed.is_empty() { Vec::new() } else { snapshot::differences(&j.observed, &snapshot::lines(&seen)) };
+    let mut diffs = if j.observed.is_empty() {
+        Vec::new()
+    } else {
+        let now = match &after_cand {
+            Some(c) => snapshot::lines(&[c, &after_good]),
+            None => snapshot::lines(&[&after_good]),
+        };
+        snapshot::differences(&j.observed, &now)
+    };
     // And the last good profile's plan on the board as it is now: nothing
     // left to do but what every apply does again (the firewall's load, the
     // watchdog's open, which `run` keeps and an apply closes).
