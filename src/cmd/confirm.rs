@@ -242,12 +242,9 @@ fn start_holder(cli: &Cli, seams: &mut Seams<'_>) -> std::io::Result<()> {
     let exe = exe.to_string_lossy().into_owned();
     let config = cli.config.to_string_lossy().into_owned();
     let root = cli.root.as_ref().map(|r| r.to_string_lossy().into_owned());
-    let mut args: Vec<&str> = Vec::new();
-    if let Some(r) = &root {
-        args.extend(["-r", r]);
-    }
-    args.extend(["-c", &config, "confirm-hold"]);
-    seams.runner.start(&Cmd { program: &exe, args: &args, stdin: None, timeout: std::time::Duration::ZERO })
+    let all = ["-r", root.as_deref().unwrap_or(""), "-c", &config, "confirm-hold"];
+    let args = if root.is_some() { &all[..] } else { &all[2..] };
+    seams.runner.start(&Cmd { program: &exe, args, stdin: None, timeout: std::time::Duration::ZERO })
 }
 
 /// `confirm-hold`: wait for the deadline, reading the journal every
