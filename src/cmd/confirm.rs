@@ -442,8 +442,8 @@ fn restore_links(good: &crate::config::Profile, observed: &[String], seams: &mut
     let Ok(links) = seams.netif.link_infos() else { return };
     for l in observed {
         let Some((name, value)) = l.strip_prefix("link ").and_then(|l| l.split_once(" = ")) else { continue };
-        let mut words = value.split(' ');
-        let was_up = match words.clone().position(|w| w == "mtu").and_then(|i| words.nth(i.checked_sub(1)?)) {
+        // "KIND[ master M] up|down mtu N": the word before " mtu ".
+        let was_up = match value.split_once(" mtu ").and_then(|(head, _)| head.rsplit(' ').next()) {
             Some("up") => true,
             Some("down") => false,
             _ => continue,
