@@ -28,6 +28,7 @@ use super::Io;
 use crate::cli::Cli;
 use crate::confirm::{self, snapshot, Journal, Place, State};
 use crate::exit::Status;
+use crate::seam::netif::LinkInfo;
 use crate::seam::{Cmd, Seams};
 
 /// How often the holder reads the journal while it waits: a confirm is
@@ -376,8 +377,12 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
         let _ = dog.close();
     }
     restore_sysctls(&j.observed, seams, io);
-    restore_links(&good, &j.observed, seams, io);
-    restore_addresses(&good, &j.observed, seams, io);
+    // One read of the links for both: set up or down, a link keeps its
+    // name and index.
+    if let Ok(links) = seams.netif.link_infos() {
+        restore_links(&good, &j.observed, &links, seams, io);
+        restore_addresses(&good, &j.observed, &links, seams, io);
+    }
     let after_good = crate::plan::observe(&good, seams);
     let after_cand = candidate.as_ref().map(|p| crate::plan::observe(p, seams));
     let mut diffs = if j.observed.is_empty() {
@@ -436,10 +441,9 @@ fn restore_sysctls(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) 
 
 /// Links the last good profile does not name (a bridge port the candidate
 /// brought up) set back up or down as they were before the candidate.
-fn restore_links(good: &crate::config::Profile, observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+fn restore_links(good: &crate::config::Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     let named =
         |n: &str| good.interface.iter().any(|i| i.name.get_ref().as_str() == n || i.ports.iter().any(|p| p.get_ref().as_str() == n));
-    let Ok(links) = seams.netif.link_infos() else { return };
     for l in observed {
         let Some((name, value)) = l.strip_prefix("link ").and_then(|l| l.split_once(" = ")) else { continue };
         // "KIND[ master M] up|down mtu N": the word before " mtu ".
@@ -461,8 +465,8 @@ fn restore_links(good: &crate::config::Profile, observed: &[String], seams: &mut
 /// Addresses on the observed links that were not there before the
 /// candidate and that the last good profile does not give: removed (a
 /// moved LAN address; nasboot's apply only adds the profile's).
-fn restore_addresses(good: &crate::config::Profile, observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    let (Ok(links), Ok(addrs)) = (seams.netif.link_infos(), seams.netif.addresses()) else { return };
+fn restore_addresses(good: &crate::config::Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+    let Ok(addrs) = seams.netif.addresses() else { return };
     for l in observed {
         let Some((name, before)) = l.strip_prefix("addr ").and_then(|l| l.split_once(" = ")) else { continue };
         let Some(link) = links.iter().find(|k| k.name.as_str() == name) else { continue };
