@@ -272,28 +272,28 @@ impl Journal {
         if r.line()? != MAGIC {
             return Err(r.bad("not a nasboot confirm journal (or another version)"));
         }
-        let state = match r.field("state")? {
+        let state = match r.field("state", "`state` expected")? {
             "pending" => State::Pending,
             "confirmed" => State::Confirmed,
             "rolled-back" => State::RolledBack,
             _ => return Err(r.bad("state is none of pending, confirmed, rolled-back")),
         };
-        let profile = PathBuf::from(r.field("profile")?);
-        let candidate = Digest::parse(r.field("candidate")?).ok_or_else(|| r.bad("candidate is not a digest"))?;
-        let good_digest = Digest::parse(r.field("good")?).ok_or_else(|| r.bad("good is not a digest"))?;
-        let boot = r.field("boot")?.to_string();
-        let deadline_ms = r.number("deadline")?;
-        let deadline_wall = r.number("wall")?;
-        let note = match r.field("note")? {
+        let profile = PathBuf::from(r.field("profile", "`profile` expected")?);
+        let candidate = Digest::parse(r.field("candidate", "`candidate` expected")?).ok_or_else(|| r.bad("candidate is not a digest"))?;
+        let good_digest = Digest::parse(r.field("good", "`good` expected")?).ok_or_else(|| r.bad("good is not a digest"))?;
+        let boot = r.field("boot", "`boot` expected")?.to_string();
+        let deadline_ms = r.number("deadline", "`deadline` expected")?;
+        let deadline_wall = r.number("wall", "`wall` expected")?;
+        let note = match r.field("note", "`note` expected")? {
             "-" => String::new(),
             n => n.to_string(),
         };
-        let n = r.number("observed")?;
+        let n = r.number("observed", "`observed` expected")?;
         let mut observed = Vec::new();
         for _ in 0..n {
             observed.push(r.line()?.to_string());
         }
-        let len = usize::try_from(r.number("bytes")?).map_err(|_| r.bad("bytes is too large"))?;
+        let len = usize::try_from(r.number("bytes", "`bytes` expected")?).map_err(|_| r.bad("bytes is too large"))?;
         let good = r.take(len)?.to_vec();
         if r.rest() != b"\nend\n" {
             return Err(r.bad("the profile's bytes are not followed by `end`: truncated or changed"));
@@ -331,16 +331,17 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(&rest[..end]).map_err(|_| Corrupt { line: self.line, what: "not UTF-8" })
     }
 
-    fn field(&mut self, key: &'static str) -> Result<&'a str, Corrupt> {
+    /// The value of the line `KEY VALUE`; else `expected` ("`KEY` expected").
+    fn field(&mut self, key: &str, expected: &'static str) -> Result<&'a str, Corrupt> {
         let l = self.line()?;
         match l.split_once(' ') {
             Some((k, v)) if k == key => Ok(v),
-            _ => Err(Corrupt { line: self.line, what: key_expected(key) }),
+            _ => Err(Corrupt { line: self.line, what: expected }),
         }
     }
 
-    fn number(&mut self, key: &'static str) -> Result<u64, Corrupt> {
-        let v = self.field(key)?;
+    fn number(&mut self, key: &str, expected: &'static str) -> Result<u64, Corrupt> {
+        let v = self.field(key, expected)?;
         v.parse().map_err(|_| Corrupt { line: self.line, what: "not a number" })
     }
 
@@ -355,22 +356,6 @@ impl<'a> Reader<'a> {
 
     fn rest(&self) -> &'a [u8] {
         &self.bytes[self.at..]
-    }
-}
-
-/// "KEY expected" for each key, as static text.
-fn key_expected(key: &str) -> &'static str {
-    match key {
-        "state" => "`state` expected",
-        "profile" => "`profile` expected",
-        "candidate" => "`candidate` expected",
-        "good" => "`good` expected",
-        "boot" => "`boot` expected",
-        "deadline" => "`deadline` expected",
-        "wall" => "`wall` expected",
-        "note" => "`note` expected",
-        "observed" => "`observed` expected",
-        _ => "`bytes` expected",
     }
 }
 
