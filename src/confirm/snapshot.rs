@@ -9,7 +9,7 @@
 //! the text of each file the shares write (by digest). Counters and
 //! carrier, which move on their own, are not.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use crate::plan::Observed;
 use crate::seam::netif::{Kind, LinkInfo};
@@ -32,17 +32,21 @@ pub(crate) fn lines(observed: &[&Observed]) -> Vec<String> {
 /// Each line is built whole, `NAME = VALUE`, by one `format!`.
 fn one(o: &Observed, m: &mut Vec<String>) {
     let links: &[LinkInfo] = o.net.virt.links.as_deref().unwrap_or_default();
-    let name = |index: u32| links.iter().find(|l| l.state.index == index).map_or_else(|| format!("#{index}"), |l| l.name.to_string());
+    let name = |index: u32| Name(links, index);
     for l in links {
-        let kind = match &l.kind {
-            Kind::Device => "device".to_string(),
-            Kind::Bridge { .. } => "bridge".to_string(),
-            Kind::Vlan { link, id } => format!("vlan {id} on {}", name(*link)),
-            Kind::Other(k) => k.to_string(),
+        let mut line = format!("link {} = ", l.name);
+        let _ = match &l.kind {
+            Kind::Device => line.write_str("device"),
+            Kind::Bridge { .. } => line.write_str("bridge"),
+            Kind::Vlan { link, id } => write!(line, "vlan {id} on {}", name(*link)),
+            Kind::Other(k) => write!(line, "{k}"),
         };
-        let master = l.master.map(|i| format!(" master {}", name(i))).unwrap_or_default();
+        if let Some(i) = l.master {
+            let _ = write!(line, " master {}", name(i));
+        }
         let up = if l.state.up { "up" } else { "down" };
-        m.push(format!("link {} = {kind}{master} {up} mtu {}", l.name, l.state.mtu));
+        let _ = write!(line, " {up} mtu {}", l.state.mtu);
+        m.push(line);
     }
     for i in &o.net.ifaces {
         let mut line = format!("addr {} = ", i.name);
@@ -93,6 +97,18 @@ fn one(o: &Observed, m: &mut Vec<String>) {
         match text {
             Some(t) => m.push(format!("file {path} = {}", super::Digest::of(t.as_bytes()))),
             None => m.push(format!("file {path} = absent")),
+        }
+    }
+}
+
+/// A link by its index: its name, or `#INDEX` when no link has it.
+struct Name<'a>(&'a [LinkInfo], u32);
+
+impl fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.iter().find(|l| l.state.index == self.1) {
+            Some(l) => f.write_str(l.name.as_str()),
+            None => write!(f, "#{}", self.1),
         }
     }
 }
