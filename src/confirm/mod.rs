@@ -460,10 +460,13 @@ fn settle_file(files: &mut dyn Files) -> Result<(), Error> {
 /// This boot and CLOCK_BOOTTIME (CLOCK_MONOTONIC on a kernel without it).
 pub(crate) fn now(files: &mut dyn Files) -> Now {
     use nix::time::{clock_gettime, ClockId};
-    let boot = files
-        .read(Path::new(crate::paths::BOOT_ID))
-        .map(|b| String::from_utf8_lossy(&b).trim().chars().filter(|c| c.is_ascii_hexdigit() || *c == '-').collect())
-        .unwrap_or_default();
+    // Only its hex digits and dashes: the newline and anything else go.
+    let mut boot = String::new();
+    for b in files.read(Path::new(crate::paths::BOOT_ID)).unwrap_or_default() {
+        if b.is_ascii_hexdigit() || b == b'-' {
+            boot.push(char::from(b));
+        }
+    }
     let t = clock_gettime(ClockId::CLOCK_BOOTTIME).or_else(|_| clock_gettime(ClockId::CLOCK_MONOTONIC));
     let ms = t.map_or(0, |t| u64::try_from(t.tv_sec()).unwrap_or(0) * 1000 + u64::try_from(t.tv_nsec()).unwrap_or(0) / 1_000_000);
     Now { boot, ms, wall: crate::watchdog::unix_now() }
