@@ -212,27 +212,21 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
 /// Parse and validate a candidate as `check` would; None (reported) when
 /// it fails.
 fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Option<crate::config::Profile> {
-    let loaded = match crate::config::parse_bytes(name, bytes) {
-        Ok(l) => l,
-        Err(e) => {
-            say(io, format_args!("{e}"));
-            say(io, format_args!("the candidate fails check: nothing was journaled or changed"));
-            return None;
+    match super::parse_on_board(name, bytes, seams, io) {
+        Err(parsed) => {
+            if parsed {
+                say(io, format_args!("the candidate fails check: nothing was journaled or changed"));
+            }
+            None
         }
-    };
-    let src = crate::config::Source { file: name, text: std::str::from_utf8(bytes).unwrap_or("") };
-    match crate::config::validate::board_paths(&loaded.profile, &src, &mut |p| super::on_board(seams.files, p)) {
-        Ok(w) if cli.strict && !w.is_empty() => {
-            for w in &w {
+        // Only the board's warnings count (they come last).
+        Ok((loaded, board)) if cli.strict && board > 0 => {
+            for w in &loaded.warnings[loaded.warnings.len() - board..] {
                 say(io, format_args!("{w}"));
             }
             None
         }
-        Ok(_) => Some(loaded.profile),
-        Err(e) => {
-            say(io, format_args!("{e}"));
-            None
-        }
+        Ok((loaded, _)) => Some(loaded.profile),
     }
 }
 
