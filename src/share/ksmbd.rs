@@ -57,7 +57,7 @@ pub(crate) fn render(p: &Profile, s: &Samba) -> String {
     let _ = writeln!(out, "; Users: provision each with `ksmbd.adduser -a USER` ({}).", paths::KSMBD_PWDDB);
     out.push_str("[global]\n");
     out.push_str("\tbind interfaces only = yes\n");
-    let _ = writeln!(out, "\tinterfaces = {}", super::samba::interfaces(p, s).join(" "));
+    let _ = writeln!(out, "\tinterfaces = {}", super::samba::Interfaces(p, s));
     if let Some(w) = &s.workgroup {
         let _ = writeln!(out, "\tworkgroup = {}", w.get_ref());
     }
