@@ -91,12 +91,20 @@ pub(crate) fn shares(out: &mut String, s: &Samba, indent: &str) {
         if let Some(c) = &sh.comment {
             let _ = writeln!(out, "{indent}comment = {}", c.get_ref().trim());
         }
-        let _ = writeln!(out, "{indent}path = {}", sh.path.get_ref());
-        let _ = writeln!(out, "{indent}read only = {}", yes_no(sh.read_only));
-        let _ = writeln!(out, "{indent}guest ok = {}", yes_no(sh.guest_ok));
+        let _ = write!(
+            out,
+            "{indent}path = {}\n{indent}read only = {}\n{indent}guest ok = {}\n",
+            sh.path.get_ref(),
+            yes_no(sh.read_only),
+            yes_no(sh.guest_ok)
+        );
         if !sh.valid_users.is_empty() {
-            let users: Vec<&str> = sh.valid_users.iter().map(|u| u.as_str()).collect();
-            let _ = writeln!(out, "{indent}valid users = {}", users.join(" "));
+            let _ = write!(out, "{indent}valid users =");
+            for u in &sh.valid_users {
+                out.push(' ');
+                out.push_str(u.as_str());
+            }
+            out.push('\n');
         }
     }
 }
