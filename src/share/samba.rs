@@ -75,10 +75,14 @@ pub(crate) fn render(p: &Profile, s: &Samba) -> String {
     if let Some(w) = &s.workgroup {
         let _ = writeln!(out, "   workgroup = {}", w.get_ref());
     }
-    let _ = writeln!(out, "   use sendfile = {}", yes_no(s.sendfile));
-    let _ = writeln!(out, "   aio read size = {}", s.aio_read_size);
-    let _ = writeln!(out, "   aio write size = {}", s.aio_write_size);
-    let _ = writeln!(out, "   min receivefile size = {}", s.min_receivefile_size);
+    let _ = write!(
+        out,
+        "   use sendfile = {}\n   aio read size = {}\n   aio write size = {}\n   min receivefile size = {}\n",
+        yes_no(s.sendfile),
+        s.aio_read_size,
+        s.aio_write_size,
+        s.min_receivefile_size
+    );
     shares(&mut out, s, "   ");
     out
 }
