@@ -491,13 +491,8 @@ pub(crate) fn status(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) {
                 let when = if j.due(&now) { "due now".to_string() } else { format!("in {} s", j.left_ms(&now).div_ceil(1000)) };
                 let _ = writeln!(io.out, "candidate {} pending: reverted {when} unless `nasboot confirm`", j.candidate);
             } else {
-                let _ = writeln!(
-                    io.out,
-                    "last candidate {}: {}{}",
-                    j.candidate,
-                    j.state,
-                    if j.note.is_empty() { String::new() } else { format!(": {}", j.note) }
-                );
+                let sep = if j.note.is_empty() { "" } else { ": " };
+                let _ = writeln!(io.out, "last candidate {}: {}{sep}{}", j.candidate, j.state, j.note);
             }
             let _ = writeln!(io.out, "last good profile: {} {} (kept in {})", cli.config.display(), j.good_digest(), j.state_path());
         }
