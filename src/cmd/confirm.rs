@@ -161,10 +161,10 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
         Some(p) => p,
         None => return Status::Usage,
     };
-    let good_profile = crate::config::parse_bytes(&file, &good).ok().map(|l| l.profile);
+    let good_profile = crate::config::parse_bytes(&file, &good).ok();
     // The board before the candidate, as both profiles see it.
     let before_cand = crate::plan::observe(&cand, seams);
-    let before_good = good_profile.as_ref().map(|p| crate::plan::observe(p, seams));
+    let before_good = good_profile.as_ref().map(|l| crate::plan::observe(&l.profile, seams));
     let observed = match &before_good {
         Some(g) => snapshot::lines(&[&before_cand, g]),
         None => snapshot::lines(&[&before_cand]),
@@ -351,7 +351,7 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
         say(io, format_args!("{file}: cannot put the last good profile back: {e}; nothing reverted"));
         return Status::Failure;
     }
-    let candidate = current.as_deref().and_then(|c| crate::config::parse_bytes(&file, c).ok()).map(|l| l.profile);
+    let candidate = current.as_deref().and_then(|c| crate::config::parse_bytes(&file, c).ok());
     let good = match super::load(cli, seams, io) {
         Ok(l) => l.profile,
         Err(_) => {
@@ -378,7 +378,7 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
         restore_addresses(&good, &j.observed, &links, seams, io);
     }
     let after_good = crate::plan::observe(&good, seams);
-    let after_cand = candidate.as_ref().map(|p| crate::plan::observe(p, seams));
+    let after_cand = candidate.as_ref().map(|l| crate::plan::observe(&l.profile, seams));
     let mut diffs = if j.observed.is_empty() {
         Vec::new()
     } else {
