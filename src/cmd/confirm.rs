@@ -158,12 +158,13 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
     // Checked before anything is journaled: a bad candidate changes nothing.
     let cand_name = cli.candidate.as_ref().map_or_else(|| file.clone(), |c| c.display().to_string());
     let cand = match check(&cand_name, &candidate, cli, seams, io) {
-        Some(p) => p,
+        Some(l) => l,
         None => return Status::Usage,
     };
+    let cand = &cand.profile;
     let good_profile = crate::config::parse_bytes(&file, &good).ok();
     // The board before the candidate, as both profiles see it.
-    let before_cand = crate::plan::observe(&cand, seams);
+    let before_cand = crate::plan::observe(cand, seams);
     let before_good = good_profile.as_ref().map(|l| crate::plan::observe(&l.profile, seams));
     let observed = match &before_good {
         Some(g) => snapshot::lines(&[&before_cand, g]),
@@ -188,7 +189,7 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
             return revert(cli, j, seams, io).worst(Status::Failure);
         }
     }
-    let mut report = super::apply::apply_profile(cli, &cand, seams, io);
+    let mut report = super::apply::apply_profile(cli, cand, seams, io);
     if let Some(dog) = report.watchdog.take() {
         let _ = dog.close();
     }
@@ -211,7 +212,7 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
 
 /// Parse and validate a candidate as `check` would; None (reported) when
 /// it fails.
-fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Option<crate::config::Profile> {
+fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Option<crate::config::Loaded> {
     match super::parse_on_board(name, bytes, seams, io) {
         Err(parsed) => {
             if parsed {
@@ -226,7 +227,7 @@ fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io
             }
             None
         }
-        Ok((loaded, _)) => Some(loaded.profile),
+        Ok((loaded, _)) => Some(loaded),
     }
 }
 
@@ -353,7 +354,7 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     }
     let candidate = current.as_deref().and_then(|c| crate::config::parse_bytes(&file, c).ok());
     let good = match super::load(cli, seams, io) {
-        Ok(l) => l.profile,
+        Ok(l) => l,
         Err(_) => {
             let note = format!(
                 "the last good profile {} no longer passes check: it is back in {file} (the candidate in {}), and the board is left as it is",
@@ -366,7 +367,8 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
             return Status::Failure;
         }
     };
-    let mut report = super::apply::apply_profile(cli, &good, seams, io);
+    let good = &good.profile;
+    let mut report = super::apply::apply_profile(cli, good, seams, io);
     if let Some(dog) = report.watchdog.take() {
         let _ = dog.close();
     }
@@ -374,10 +376,10 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     // One read of the links for both: set up or down, a link keeps its
     // name and index.
     if let Ok(links) = seams.netif.link_infos() {
-        restore_links(&good, &j.observed, &links, seams, io);
-        restore_addresses(&good, &j.observed, &links, seams, io);
+        restore_links(good, &j.observed, &links, seams, io);
+        restore_addresses(good, &j.observed, &links, seams, io);
     }
-    let after_good = crate::plan::observe(&good, seams);
+    let after_good = crate::plan::observe(good, seams);
     let after_cand = candidate.as_ref().map(|l| crate::plan::observe(&l.profile, seams));
     let mut diffs = if j.observed.is_empty() {
         Vec::new()
@@ -391,7 +393,7 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     // And the last good profile's plan on the board as it is now: nothing
     // left to do but what every apply does again (the firewall's load, the
     // watchdog's open, which `run` keeps and an apply closes).
-    let left = crate::plan::plan(&good, &after_good);
+    let left = crate::plan::plan(good, &after_good);
     let again = |a: &&crate::plan::Action| matches!(a.phase(), crate::plan::Phase::Firewall | crate::plan::Phase::Watchdog);
     diffs.extend(left.actions.iter().filter(|a| !again(a)).map(|a| format!("still to do: {a}")));
     let against = if j.observed.is_empty() { "the last good profile" } else { "its observation from before the candidate" };
