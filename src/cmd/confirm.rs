@@ -235,11 +235,11 @@ fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io
 /// its own.
 fn start_holder(cli: &Cli, seams: &mut Seams<'_>) -> std::io::Result<()> {
     let exe = std::env::current_exe()?;
-    let exe = exe.to_string_lossy().into_owned();
-    let config = cli.config.to_string_lossy().into_owned();
-    let root = cli.root.as_ref().map(|r| r.to_string_lossy().into_owned());
-    let all = ["-r", root.as_deref().unwrap_or(""), "-c", &config, "confirm-hold"];
-    let args = if root.is_some() { &all[..] } else { &all[2..] };
+    let exe = exe.to_string_lossy();
+    let config = cli.config.to_string_lossy();
+    let root = cli.root.as_deref().unwrap_or(Path::new("")).to_string_lossy();
+    let all = ["-r", &root, "-c", &config, "confirm-hold"];
+    let args = if cli.root.is_some() { &all[..] } else { &all[2..] };
     seams.runner.start(&Cmd { program: &exe, args, stdin: None, timeout: std::time::Duration::ZERO })
 }
 
