@@ -79,8 +79,10 @@ fn one(o: &Observed, m: &mut Vec<String>) {
         }
     }
     for (k, v) in &o.sysctl.values {
-        let v = v.as_deref().map_or("absent".to_string(), words);
-        m.push(format!("sysctl {k} = {v}"));
+        m.push(match v {
+            Some(v) => format!("sysctl {k} = {}", words(v)),
+            None => format!("sysctl {k} = absent"),
+        });
     }
     for q in &o.net.sqm.qdiscs {
         let kind = match &q.kind {
@@ -135,7 +137,9 @@ pub(crate) fn words(v: &str) -> String {
 /// The names whose values differ between two sets of lines, each as
 /// "NAME: was X, now Y" (absent on one side: "absent").
 pub(crate) fn differences(before: &[String], after: &[String]) -> Vec<String> {
-    let find = |lines: &[String], k: &str| lines.iter().map(|l| split(l)).find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+    fn find<'a>(lines: &'a [String], k: &str) -> Option<&'a str> {
+        lines.iter().map(|l| split(l)).find(|(n, _)| *n == k).map(|(_, v)| v)
+    }
     let mut out = Vec::new();
     for (k, v) in before.iter().map(|l| split(l)) {
         match find(after, k) {
