@@ -74,8 +74,10 @@ fn one(o: &Observed, m: &mut Vec<String>) {
     }
     if let Ok(routes) = &o.net.routes {
         for r in routes {
-            let via = r.via.map(|v| format!("via {v} ")).unwrap_or_default();
-            m.push(format!("route {} dev {} = {via}metric {}", r.dst, name(r.oif), r.metric));
+            m.push(match r.via {
+                Some(v) => format!("route {} dev {} = via {v} metric {}", r.dst, name(r.oif), r.metric),
+                None => format!("route {} dev {} = metric {}", r.dst, name(r.oif), r.metric),
+            });
         }
     }
     for (k, v) in &o.sysctl.values {
