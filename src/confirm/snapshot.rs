@@ -54,7 +54,14 @@ fn one(o: &Observed, m: &mut Vec<String>) {
             Ok(a) => {
                 // IPv6 link-local addresses come and go with the link (the
                 // kernel adds one when a link goes up): not the profile's.
-                let mut a: Vec<String> = a.iter().map(ToString::to_string).filter(|s| !s.starts_with("fe80:")).collect();
+                let mut kept = Vec::new();
+                for n in a {
+                    let s = n.to_string();
+                    if !s.starts_with("fe80:") {
+                        kept.push(s);
+                    }
+                }
+                let mut a = kept;
                 by_name(&mut a);
                 if a.is_empty() {
                     line.push_str("none");
