@@ -439,11 +439,13 @@ pub(crate) fn write_pending(files: &mut dyn Files, j: &Journal) -> Result<(), Er
 /// next `read`.
 pub(crate) fn write_settled(files: &mut dyn Files, j: &Journal) -> Result<(), Error> {
     debug_assert_ne!(j.state, State::Pending);
-    if files.exists(Path::new(PENDING)) {
-        files.replace(Path::new(PENDING), &j.render()).map_err(|source| Error::Io { path: PENDING, op: "write", source })?;
+    let pending = files.exists(Path::new(PENDING));
+    let path = if pending { PENDING } else { SETTLED };
+    files.replace(Path::new(path), &j.render()).map_err(|source| Error::Io { path, op: "write", source })?;
+    if pending {
         settle_file(files)
     } else {
-        files.replace(Path::new(SETTLED), &j.render()).map(drop).map_err(|source| Error::Io { path: SETTLED, op: "write", source })
+        Ok(())
     }
 }
 
