@@ -395,7 +395,11 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     // watchdog's open, which `run` keeps and an apply closes).
     let left = crate::plan::plan(good, &after_good);
     let again = |a: &&crate::plan::Action| matches!(a.phase(), crate::plan::Phase::Firewall | crate::plan::Phase::Watchdog);
-    diffs.extend(left.actions.iter().filter(|a| !again(a)).map(|a| format!("still to do: {a}")));
+    for a in &left.actions {
+        if !again(&a) {
+            diffs.push(format!("still to do: {a}"));
+        }
+    }
     let against = if j.observed.is_empty() { "the last good profile" } else { "its observation from before the candidate" };
     for d in &diffs {
         say(io, format_args!("after the revert, the board differs from {against}: {d}"));
