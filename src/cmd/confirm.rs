@@ -430,11 +430,11 @@ fn restore_sysctls(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) 
         if key.contains(':') || value == "absent" {
             continue;
         }
-        let now = seams.sysctl.get(key).map(|v| snapshot::words(&v));
-        if now.as_deref().ok() != Some(value) {
-            if let Err(e) = seams.sysctl.set(key, value) {
-                say(io, format_args!("{key}: cannot set it back to {value}: {e}"));
-            }
+        if seams.sysctl.get(key).is_ok_and(|v| snapshot::words(&v) == value) {
+            continue;
+        }
+        if let Err(e) = seams.sysctl.set(key, value) {
+            say(io, format_args!("{key}: cannot set it back to {value}: {e}"));
         }
     }
 }
