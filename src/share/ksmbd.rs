@@ -54,10 +54,12 @@ pub(crate) enum Change {
 pub(crate) fn render(p: &Profile, s: &Samba) -> String {
     let mut out = String::new();
     out.push_str("; Written by nasboot from its profile; changes here are overwritten.\n");
-    let _ = writeln!(out, "; Users: provision each with `ksmbd.adduser -a USER` ({}).", paths::KSMBD_PWDDB);
-    out.push_str("[global]\n");
-    out.push_str("\tbind interfaces only = yes\n");
-    let _ = writeln!(out, "\tinterfaces = {}", super::samba::Interfaces(p, s));
+    let _ = writeln!(
+        out,
+        "; Users: provision each with `ksmbd.adduser -a USER` ({}).\n[global]\n\tbind interfaces only = yes\n\tinterfaces = {}",
+        paths::KSMBD_PWDDB,
+        super::samba::Interfaces(p, s)
+    );
     if let Some(w) = &s.workgroup {
         let _ = writeln!(out, "\tworkgroup = {}", w.get_ref());
     }
