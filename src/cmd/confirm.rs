@@ -28,6 +28,7 @@ use super::Io;
 use crate::cli::Cli;
 use crate::confirm::{self, snapshot, Journal, Place, State};
 use crate::exit::Status;
+use crate::seam::netif::{Kind, LinkInfo};
 use crate::seam::{Cmd, Seams};
 
 /// How often the holder reads the journal while it waits: a confirm is
@@ -157,16 +158,18 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
     // Checked before anything is journaled: a bad candidate changes nothing.
     let cand_name = cli.candidate.as_ref().map_or_else(|| file.clone(), |c| c.display().to_string());
     let cand = match check(&cand_name, &candidate, cli, seams, io) {
-        Some(p) => p,
+        Some(l) => l,
         None => return Status::Usage,
     };
-    let good_profile = crate::config::parse_bytes(&file, &good).ok().map(|l| l.profile);
+    let cand = &cand.profile;
+    let good_profile = crate::config::parse_bytes(&file, &good).ok();
     // The board before the candidate, as both profiles see it.
-    let before_cand = crate::plan::observe(&cand, seams);
-    let before_good = good_profile.as_ref().map(|p| crate::plan::observe(p, seams));
-    let mut seen = vec![&before_cand];
-    seen.extend(before_good.as_ref());
-    let observed = snapshot::lines(&seen);
+    let before_cand = crate::plan::observe(cand, seams);
+    let before_good = good_profile.as_ref().map(|l| crate::plan::observe(&l.profile, seams));
+    let observed = match &before_good {
+        Some(g) => snapshot::lines(&[&before_cand, g]),
+        None => snapshot::lines(&[&before_cand]),
+    };
     drop(before_good);
     let now = confirm::now(seams.files);
     let j = match Journal::begin(settled.as_ref(), &cli.config, good, &candidate, &now, secs, observed) {
@@ -186,7 +189,7 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
             return revert(cli, j, seams, io).worst(Status::Failure);
         }
     }
-    let mut report = super::apply::apply_profile(cli, &cand, seams, io);
+    let mut report = super::apply::apply_profile(cli, cand, seams, io);
     if let Some(dog) = report.watchdog.take() {
         let _ = dog.close();
     }
@@ -209,28 +212,22 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
 
 /// Parse and validate a candidate as `check` would; None (reported) when
 /// it fails.
-fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Option<crate::config::Profile> {
-    let loaded = match crate::config::parse_bytes(name, bytes) {
-        Ok(l) => l,
-        Err(e) => {
-            say(io, format_args!("{e}"));
-            say(io, format_args!("the candidate fails check: nothing was journaled or changed"));
-            return None;
+fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Option<crate::config::Loaded> {
+    match super::parse_on_board(name, bytes, seams, io) {
+        Err(parsed) => {
+            if parsed {
+                say(io, format_args!("the candidate fails check: nothing was journaled or changed"));
+            }
+            None
         }
-    };
-    let src = crate::config::Source { file: name, text: std::str::from_utf8(bytes).unwrap_or("") };
-    match crate::config::validate::board_paths(&loaded.profile, &src, &mut |p| super::on_board(seams.files, p)) {
-        Ok(w) if cli.strict && !w.is_empty() => {
-            for w in &w {
+        // Only the board's warnings count (they come last).
+        Ok((loaded, board)) if cli.strict && board > 0 => {
+            for w in &loaded.warnings[loaded.warnings.len() - board..] {
                 say(io, format_args!("{w}"));
             }
             None
         }
-        Ok(_) => Some(loaded.profile),
-        Err(e) => {
-            say(io, format_args!("{e}"));
-            None
-        }
+        Ok((loaded, _)) => Some(loaded),
     }
 }
 
@@ -238,15 +235,12 @@ fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io
 /// its own.
 fn start_holder(cli: &Cli, seams: &mut Seams<'_>) -> std::io::Result<()> {
     let exe = std::env::current_exe()?;
-    let exe = exe.to_string_lossy().into_owned();
-    let config = cli.config.to_string_lossy().into_owned();
-    let root = cli.root.as_ref().map(|r| r.to_string_lossy().into_owned());
-    let mut args: Vec<&str> = Vec::new();
-    if let Some(r) = &root {
-        args.extend(["-r", r]);
-    }
-    args.extend(["-c", &config, "confirm-hold"]);
-    seams.runner.start(&Cmd { program: &exe, args: &args, stdin: None, timeout: std::time::Duration::ZERO })
+    let exe = exe.to_string_lossy();
+    let config = cli.config.to_string_lossy();
+    let root = cli.root.as_deref().unwrap_or(Path::new("")).to_string_lossy();
+    let all = ["-r", &root, "-c", &config, "confirm-hold"];
+    let args = if cli.root.is_some() { &all[..] } else { &all[2..] };
+    seams.runner.start(&Cmd { program: &exe, args, stdin: None, timeout: std::time::Duration::ZERO })
 }
 
 /// `confirm-hold`: wait for the deadline, reading the journal every
@@ -358,9 +352,9 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
         say(io, format_args!("{file}: cannot put the last good profile back: {e}; nothing reverted"));
         return Status::Failure;
     }
-    let candidate = current.as_deref().and_then(|c| crate::config::parse_bytes(&file, c).ok()).map(|l| l.profile);
+    let candidate = current.as_deref().and_then(|c| crate::config::parse_bytes(&file, c).ok());
     let good = match super::load(cli, seams, io) {
-        Ok(l) => l.profile,
+        Ok(l) => l,
         Err(_) => {
             let note = format!(
                 "the last good profile {} no longer passes check: it is back in {file} (the candidate in {}), and the board is left as it is",
@@ -373,26 +367,40 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
             return Status::Failure;
         }
     };
-    let mut report = super::apply::apply_profile(cli, &good, seams, io);
+    let good = &good.profile;
+    let mut report = super::apply::apply_profile(cli, good, seams, io);
     if let Some(dog) = report.watchdog.take() {
         let _ = dog.close();
     }
     restore_sysctls(&j.observed, seams, io);
-    restore_links(&good, &j.observed, seams, io);
-    restore_addresses(&good, &j.observed, seams, io);
-    remove_new_devices(&good, &j.observed, seams, io);
-    let after_good = crate::plan::observe(&good, seams);
-    let after_cand = candidate.as_ref().map(|p| crate::plan::observe(p, seams));
-    let mut seen = vec![];
-    seen.extend(after_cand.as_ref());
-    seen.push(&after_good);
-    let mut diffs = if j.observed.is_empty() { Vec::new() } else { snapshot::differences(&j.observed, &snapshot::lines(&seen)) };
+    // One read of the links for both: set up or down, a link keeps its
+    // name and index.
+    if let Ok(links) = seams.netif.link_infos() {
+        restore_links(good, &j.observed, &links, seams, io);
+        restore_addresses(good, &j.observed, &links, seams, io);
+        remove_new_devices(good, &j.observed, &links, seams, io);
+    }
+    let after_good = crate::plan::observe(good, seams);
+    let after_cand = candidate.as_ref().map(|l| crate::plan::observe(&l.profile, seams));
+    let mut diffs = if j.observed.is_empty() {
+        Vec::new()
+    } else {
+        let now = match &after_cand {
+            Some(c) => snapshot::lines(&[c, &after_good]),
+            None => snapshot::lines(&[&after_good]),
+        };
+        snapshot::differences(&j.observed, &now)
+    };
     // And the last good profile's plan on the board as it is now: nothing
     // left to do but what every apply does again (the firewall's load, the
     // watchdog's open, which `run` keeps and an apply closes).
-    let left = crate::plan::plan(&good, &after_good);
+    let left = crate::plan::plan(good, &after_good);
     let again = |a: &&crate::plan::Action| matches!(a.phase(), crate::plan::Phase::Firewall | crate::plan::Phase::Watchdog);
-    diffs.extend(left.actions.iter().filter(|a| !again(a)).map(|a| format!("still to do: {a}")));
+    for a in &left.actions {
+        if !again(&a) {
+            diffs.push(format!("still to do: {a}"));
+        }
+    }
     let against = if j.observed.is_empty() { "the last good profile" } else { "its observation from before the candidate" };
     for d in &diffs {
         say(io, format_args!("after the revert, the board differs from {against}: {d}"));
@@ -423,25 +431,24 @@ fn restore_sysctls(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) 
         if key.contains(':') || value == "absent" {
             continue;
         }
-        let now = seams.sysctl.get(key).map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "));
-        if now.as_deref().ok() != Some(value) {
-            if let Err(e) = seams.sysctl.set(key, value) {
-                say(io, format_args!("{key}: cannot set it back to {value}: {e}"));
-            }
+        if seams.sysctl.get(key).is_ok_and(|v| snapshot::words(&v) == value) {
+            continue;
+        }
+        if let Err(e) = seams.sysctl.set(key, value) {
+            say(io, format_args!("{key}: cannot set it back to {value}: {e}"));
         }
     }
 }
 
 /// Links the last good profile does not name (a bridge port the candidate
 /// brought up) set back up or down as they were before the candidate.
-fn restore_links(good: &crate::config::Profile, observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+fn restore_links(good: &crate::config::Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     let named =
         |n: &str| good.interface.iter().any(|i| i.name.get_ref().as_str() == n || i.ports.iter().any(|p| p.get_ref().as_str() == n));
-    let Ok(links) = seams.netif.link_infos() else { return };
     for l in observed {
         let Some((name, value)) = l.strip_prefix("link ").and_then(|l| l.split_once(" = ")) else { continue };
-        let mut words = value.split(' ');
-        let was_up = match words.clone().position(|w| w == "mtu").and_then(|i| words.nth(i.checked_sub(1)?)) {
+        // "KIND[ master M] up|down mtu N": the word before " mtu ".
+        let was_up = match value.split_once(" mtu ").and_then(|(head, _)| head.rsplit(' ').next()) {
             Some("up") => true,
             Some("down") => false,
             _ => continue,
@@ -459,20 +466,19 @@ fn restore_links(good: &crate::config::Profile, observed: &[String], seams: &mut
 /// Addresses on the observed links that were not there before the
 /// candidate and that the last good profile does not give: removed (a
 /// moved LAN address; nasboot's apply only adds the profile's).
-fn restore_addresses(good: &crate::config::Profile, observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    let (Ok(links), Ok(addrs)) = (seams.netif.link_infos(), seams.netif.addresses()) else { return };
+fn restore_addresses(good: &crate::config::Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+    let Ok(addrs) = seams.netif.addresses() else { return };
     for l in observed {
         let Some((name, before)) = l.strip_prefix("addr ").and_then(|l| l.split_once(" = ")) else { continue };
         let Some(link) = links.iter().find(|k| k.name.as_str() == name) else { continue };
-        let wanted: Vec<String> = good
-            .interface
-            .iter()
-            .filter(|i| i.name.get_ref().as_str() == name)
-            .flat_map(|i| i.address.iter().map(|a| a.get_ref().to_string()))
-            .collect();
-        for (_, a) in addrs.iter().filter(|(i, _)| *i == link.state.index) {
+        for (i, a) in &addrs {
+            if *i != link.state.index {
+                continue;
+            }
             let s = a.to_string();
-            if s.starts_with("fe80:") || before.split(' ').any(|b| b == s) || wanted.contains(&s) {
+            let wanted =
+                good.interface.iter().any(|i| i.name.get_ref().as_str() == name && i.address.iter().any(|w| w.get_ref().to_string() == s));
+            if s.starts_with("fe80:") || before.split(' ').any(|b| b == s) || wanted {
                 continue;
             }
             if let Err(e) = seams.netif.delete_address(link.state.index, a) {
@@ -487,9 +493,7 @@ fn restore_addresses(good: &crate::config::Profile, observed: &[String], seams: 
 /// removes only links with nasboot's alias, which a link gets in a second
 /// request after its creation; a candidate killed between the two leaves
 /// one without it, which only the observation from before can tell.
-fn remove_new_devices(good: &crate::config::Profile, observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    use crate::seam::netif::Kind;
-    let Ok(links) = seams.netif.link_infos() else { return };
+fn remove_new_devices(good: &crate::config::Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     let was_there =
         |n: &str| observed.iter().any(|l| l.strip_prefix("link ").and_then(|l| l.split_once(" = ")).is_some_and(|(k, _)| k == n));
     for l in links.iter().filter(|l| matches!(l.kind, Kind::Bridge { .. } | Kind::Vlan { .. })) {
@@ -513,13 +517,8 @@ pub(crate) fn status(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) {
                 let when = if j.due(&now) { "due now".to_string() } else { format!("in {} s", j.left_ms(&now).div_ceil(1000)) };
                 let _ = writeln!(io.out, "candidate {} pending: reverted {when} unless `nasboot confirm`", j.candidate);
             } else {
-                let _ = writeln!(
-                    io.out,
-                    "last candidate {}: {}{}",
-                    j.candidate,
-                    j.state,
-                    if j.note.is_empty() { String::new() } else { format!(": {}", j.note) }
-                );
+                let sep = if j.note.is_empty() { "" } else { ": " };
+                let _ = writeln!(io.out, "last candidate {}: {}{sep}{}", j.candidate, j.state, j.note);
             }
             let _ = writeln!(io.out, "last good profile: {} {} (kept in {})", cli.config.display(), j.good_digest(), j.state_path());
         }

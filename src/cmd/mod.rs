@@ -95,23 +95,10 @@ pub(crate) fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<
             return Err(Status::Usage);
         }
     };
-    let mut loaded = match config::parse_bytes(&file, &bytes) {
-        Ok(l) => l,
-        Err(e) => {
-            let _ = writeln!(io.err, "nasboot: {e}");
-            return Err(Status::Usage);
-        }
+    let mut loaded = match parse_on_board(&file, &bytes, seams, io) {
+        Ok((l, _)) => l,
+        Err(_) => return Err(Status::Usage),
     };
-    // Export and share paths must exist on the board (warnings; errors
-    // with `[nfs] strict = true`). The text parsed as UTF-8 above.
-    let src = config::Source { file: &file, text: std::str::from_utf8(&bytes).unwrap_or("") };
-    match config::validate::board_paths(&loaded.profile, &src, &mut |p| on_board(seams.files, p)) {
-        Ok(w) => loaded.warnings.extend(w),
-        Err(e) => {
-            let _ = writeln!(io.err, "nasboot: {e}");
-            return Err(Status::Usage);
-        }
-    }
     for w in &loaded.warnings {
         let _ = writeln!(io.err, "nasboot: {w}");
     }
@@ -134,6 +121,34 @@ pub(crate) fn load(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<
         };
     }
     Ok(loaded)
+}
+
+/// Parse `bytes` as the profile `file`, then check its export and share
+/// paths on the board: they must exist (warnings; errors with `[nfs]
+/// strict = true`). The profile with every warning, and the board's
+/// warnings apart (a candidate's check counts only those). An error is
+/// said; Err(true) when the profile does not parse.
+pub(crate) fn parse_on_board(file: &str, bytes: &[u8], seams: &mut Seams<'_>, io: &mut Io<'_>) -> Result<(Loaded, usize), bool> {
+    let mut loaded = match config::parse_bytes(file, bytes) {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = writeln!(io.err, "nasboot: {e}");
+            return Err(true);
+        }
+    };
+    // The text parsed as UTF-8 above.
+    let src = config::Source { file, text: std::str::from_utf8(bytes).unwrap_or("") };
+    match config::validate::board_paths(&loaded.profile, &src, &mut |p| on_board(seams.files, p)) {
+        Ok(w) => {
+            let board = w.len();
+            loaded.warnings.extend(w);
+            Ok((loaded, board))
+        }
+        Err(e) => {
+            let _ = writeln!(io.err, "nasboot: {e}");
+            Err(false)
+        }
+    }
 }
 
 /// What stands at an export or share path on the board, for

@@ -242,19 +242,22 @@ impl Journal {
 
     /// The file's text.
     pub(crate) fn render(&self) -> Vec<u8> {
-        let mut s = String::new();
-        let _ = writeln!(s, "{MAGIC}");
-        let _ = writeln!(s, "state {}", self.state);
-        let _ = writeln!(s, "profile {}", self.profile.display());
-        let _ = writeln!(s, "candidate {}", self.candidate);
-        let _ = writeln!(s, "good {}", self.good_digest());
-        let _ = writeln!(s, "boot {}", self.boot);
-        let _ = writeln!(s, "deadline {}", self.deadline_ms);
-        let _ = writeln!(s, "wall {}", self.deadline_wall);
-        let _ = writeln!(s, "note {}", if self.note.is_empty() { "-" } else { &self.note });
-        let _ = writeln!(s, "observed {}", self.observed.len());
+        // One format for the head: each `writeln!` is code of its own.
+        let mut s = format!(
+            "{MAGIC}\nstate {}\nprofile {}\ncandidate {}\ngood {}\nboot {}\ndeadline {}\nwall {}\nnote {}\nobserved {}\n",
+            self.state,
+            self.profile.display(),
+            self.candidate,
+            self.good_digest(),
+            self.boot,
+            self.deadline_ms,
+            self.deadline_wall,
+            if self.note.is_empty() { "-" } else { &self.note },
+            self.observed.len()
+        );
         for l in &self.observed {
-            let _ = writeln!(s, "{l}");
+            s.push_str(l);
+            s.push('\n');
         }
         let _ = writeln!(s, "bytes {}", self.good.len());
         let mut out = s.into_bytes();
@@ -269,28 +272,28 @@ impl Journal {
         if r.line()? != MAGIC {
             return Err(r.bad("not a nasboot confirm journal (or another version)"));
         }
-        let state = match r.field("state")? {
+        let state = match r.field("state", "`state` expected")? {
             "pending" => State::Pending,
             "confirmed" => State::Confirmed,
             "rolled-back" => State::RolledBack,
             _ => return Err(r.bad("state is none of pending, confirmed, rolled-back")),
         };
-        let profile = PathBuf::from(r.field("profile")?);
-        let candidate = Digest::parse(r.field("candidate")?).ok_or_else(|| r.bad("candidate is not a digest"))?;
-        let good_digest = Digest::parse(r.field("good")?).ok_or_else(|| r.bad("good is not a digest"))?;
-        let boot = r.field("boot")?.to_string();
-        let deadline_ms = r.number("deadline")?;
-        let deadline_wall = r.number("wall")?;
-        let note = match r.field("note")? {
+        let profile = PathBuf::from(r.field("profile", "`profile` expected")?);
+        let candidate = Digest::parse(r.field("candidate", "`candidate` expected")?).ok_or_else(|| r.bad("candidate is not a digest"))?;
+        let good_digest = Digest::parse(r.field("good", "`good` expected")?).ok_or_else(|| r.bad("good is not a digest"))?;
+        let boot = r.field("boot", "`boot` expected")?.to_string();
+        let deadline_ms = r.number("deadline", "`deadline` expected")?;
+        let deadline_wall = r.number("wall", "`wall` expected")?;
+        let note = match r.field("note", "`note` expected")? {
             "-" => String::new(),
             n => n.to_string(),
         };
-        let n = r.number("observed")?;
+        let n = r.number("observed", "`observed` expected")?;
         let mut observed = Vec::new();
         for _ in 0..n {
             observed.push(r.line()?.to_string());
         }
-        let len = usize::try_from(r.number("bytes")?).map_err(|_| r.bad("bytes is too large"))?;
+        let len = usize::try_from(r.number("bytes", "`bytes` expected")?).map_err(|_| r.bad("bytes is too large"))?;
         let good = r.take(len)?.to_vec();
         if r.rest() != b"\nend\n" {
             return Err(r.bad("the profile's bytes are not followed by `end`: truncated or changed"));
@@ -328,16 +331,17 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(&rest[..end]).map_err(|_| Corrupt { line: self.line, what: "not UTF-8" })
     }
 
-    fn field(&mut self, key: &'static str) -> Result<&'a str, Corrupt> {
+    /// The value of the line `KEY VALUE`; else `expected` ("`KEY` expected").
+    fn field(&mut self, key: &str, expected: &'static str) -> Result<&'a str, Corrupt> {
         let l = self.line()?;
         match l.split_once(' ') {
             Some((k, v)) if k == key => Ok(v),
-            _ => Err(Corrupt { line: self.line, what: key_expected(key) }),
+            _ => Err(Corrupt { line: self.line, what: expected }),
         }
     }
 
-    fn number(&mut self, key: &'static str) -> Result<u64, Corrupt> {
-        let v = self.field(key)?;
+    fn number(&mut self, key: &str, expected: &'static str) -> Result<u64, Corrupt> {
+        let v = self.field(key, expected)?;
         v.parse().map_err(|_| Corrupt { line: self.line, what: "not a number" })
     }
 
@@ -352,22 +356,6 @@ impl<'a> Reader<'a> {
 
     fn rest(&self) -> &'a [u8] {
         &self.bytes[self.at..]
-    }
-}
-
-/// "KEY expected" for each key, as static text.
-fn key_expected(key: &str) -> &'static str {
-    match key {
-        "state" => "`state` expected",
-        "profile" => "`profile` expected",
-        "candidate" => "`candidate` expected",
-        "good" => "`good` expected",
-        "boot" => "`boot` expected",
-        "deadline" => "`deadline` expected",
-        "wall" => "`wall` expected",
-        "note" => "`note` expected",
-        "observed" => "`observed` expected",
-        _ => "`bytes` expected",
     }
 }
 
@@ -451,11 +439,13 @@ pub(crate) fn write_pending(files: &mut dyn Files, j: &Journal) -> Result<(), Er
 /// next `read`.
 pub(crate) fn write_settled(files: &mut dyn Files, j: &Journal) -> Result<(), Error> {
     debug_assert_ne!(j.state, State::Pending);
-    if files.exists(Path::new(PENDING)) {
-        files.replace(Path::new(PENDING), &j.render()).map_err(|source| Error::Io { path: PENDING, op: "write", source })?;
+    let pending = files.exists(Path::new(PENDING));
+    let path = if pending { PENDING } else { SETTLED };
+    files.replace(Path::new(path), &j.render()).map_err(|source| Error::Io { path, op: "write", source })?;
+    if pending {
         settle_file(files)
     } else {
-        files.replace(Path::new(SETTLED), &j.render()).map(drop).map_err(|source| Error::Io { path: SETTLED, op: "write", source })
+        Ok(())
     }
 }
 
@@ -472,10 +462,13 @@ fn settle_file(files: &mut dyn Files) -> Result<(), Error> {
 /// This boot and CLOCK_BOOTTIME (CLOCK_MONOTONIC on a kernel without it).
 pub(crate) fn now(files: &mut dyn Files) -> Now {
     use nix::time::{clock_gettime, ClockId};
-    let boot = files
-        .read(Path::new(crate::paths::BOOT_ID))
-        .map(|b| String::from_utf8_lossy(&b).trim().chars().filter(|c| c.is_ascii_hexdigit() || *c == '-').collect())
-        .unwrap_or_default();
+    // Only its hex digits and dashes: the newline and anything else go.
+    let mut boot = String::new();
+    for b in files.read(Path::new(crate::paths::BOOT_ID)).unwrap_or_default() {
+        if b.is_ascii_hexdigit() || b == b'-' {
+            boot.push(char::from(b));
+        }
+    }
     let t = clock_gettime(ClockId::CLOCK_BOOTTIME).or_else(|_| clock_gettime(ClockId::CLOCK_MONOTONIC));
     let ms = t.map_or(0, |t| u64::try_from(t.tv_sec()).unwrap_or(0) * 1000 + u64::try_from(t.tv_nsec()).unwrap_or(0) / 1_000_000);
     Now { boot, ms, wall: crate::watchdog::unix_now() }

@@ -9,7 +9,7 @@
 //! the text of each file the shares write (by digest). Counters and
 //! carrier, which move on their own, are not.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use crate::plan::Observed;
 use crate::seam::netif::{Kind, LinkInfo};
@@ -20,58 +20,78 @@ use crate::sys::tc;
 /// (A sorted Vec, not a BTreeMap: the map's code for String keys would be
 /// in the binary for this alone.)
 pub(crate) fn lines(observed: &[&Observed]) -> Vec<String> {
-    let mut m: Vec<(String, String)> = Vec::new();
+    let mut m: Vec<String> = Vec::new();
     for o in observed {
         one(o, &mut m);
     }
-    // Stable: of a name seen twice, the first value stays.
-    m.sort_by(|a, b| a.0.cmp(&b.0));
-    m.dedup_by(|later, first| later.0 == first.0);
-    m.into_iter().map(|(k, v)| format!("{k} = {v}")).collect()
+    by_name(&mut m);
+    m.dedup_by(|later, first| split(later).0 == split(first).0);
+    m
 }
 
-fn one(o: &Observed, m: &mut Vec<(String, String)>) {
+/// Each line is built whole, `NAME = VALUE`, by one `format!`.
+fn one(o: &Observed, m: &mut Vec<String>) {
     let links: &[LinkInfo] = o.net.virt.links.as_deref().unwrap_or_default();
-    let name = |index: u32| links.iter().find(|l| l.state.index == index).map_or_else(|| format!("#{index}"), |l| l.name.to_string());
-    let mut put = |k: String, v: String| m.push((k, v));
+    let name = |index: u32| Name(links, index);
     for l in links {
-        let kind = match &l.kind {
-            Kind::Device => "device".to_string(),
-            Kind::Bridge { .. } => "bridge".to_string(),
-            Kind::Vlan { link, id } => format!("vlan {id} on {}", name(*link)),
-            Kind::Other(k) => k.to_string(),
+        let mut line = format!("link {} = ", l.name);
+        let _ = match &l.kind {
+            Kind::Device => line.write_str("device"),
+            Kind::Bridge { .. } => line.write_str("bridge"),
+            Kind::Vlan { link, id } => write!(line, "vlan {id} on {}", name(*link)),
+            Kind::Other(k) => write!(line, "{k}"),
         };
-        let master = l.master.map(|i| format!(" master {}", name(i))).unwrap_or_default();
+        if let Some(i) = l.master {
+            let _ = write!(line, " master {}", name(i));
+        }
         let up = if l.state.up { "up" } else { "down" };
-        put(format!("link {}", l.name), format!("{kind}{master} {up} mtu {}", l.state.mtu));
+        let _ = write!(line, " {up} mtu {}", l.state.mtu);
+        m.push(line);
     }
     for i in &o.net.ifaces {
-        let addrs = match &i.addrs {
+        let mut line = format!("addr {} = ", i.name);
+        match &i.addrs {
             Ok(a) => {
-                let mut a: Vec<String> = a.iter().filter(|n| !is_link_local(n)).map(ToString::to_string).collect();
-                a.sort();
+                // IPv6 link-local addresses come and go with the link (the
+                // kernel adds one when a link goes up): not the profile's.
+                let mut kept = Vec::new();
+                for n in a {
+                    let s = n.to_string();
+                    if !s.starts_with("fe80:") {
+                        kept.push(s);
+                    }
+                }
+                let mut a = kept;
+                by_name(&mut a);
                 if a.is_empty() {
-                    "none".to_string()
+                    line.push_str("none");
                 } else {
-                    a.join(" ")
+                    line.push_str(&a.join(" "));
                 }
             }
-            Err(_) if i.link.is_none() => "no such link".to_string(),
-            Err(e) => format!("unreadable ({e})"),
-        };
-        put(format!("addr {}", i.name), addrs);
+            Err(_) if i.link.is_none() => line.push_str("no such link"),
+            Err(e) => {
+                let _ = write!(line, "unreadable ({e})");
+            }
+        }
+        m.push(line);
         for (k, v) in &i.sysctl.values {
-            put(format!("sysctl {}:{k}", i.name), v.as_deref().unwrap_or("absent").trim().to_string());
+            m.push(format!("sysctl {}:{k} = {}", i.name, v.as_deref().unwrap_or("absent").trim()));
         }
     }
     if let Ok(routes) = &o.net.routes {
         for r in routes {
-            let via = r.via.map(|v| format!("via {v} ")).unwrap_or_default();
-            put(format!("route {} dev {}", r.dst, name(r.oif)), format!("{via}metric {}", r.metric));
+            m.push(match r.via {
+                Some(v) => format!("route {} dev {} = via {v} metric {}", r.dst, name(r.oif), r.metric),
+                None => format!("route {} dev {} = metric {}", r.dst, name(r.oif), r.metric),
+            });
         }
     }
     for (k, v) in &o.sysctl.values {
-        put(format!("sysctl {k}"), v.as_deref().map_or("absent".to_string(), |v| v.split_whitespace().collect::<Vec<_>>().join(" ")));
+        m.push(match v {
+            Some(v) => format!("sysctl {k} = {}", words(v)),
+            None => format!("sysctl {k} = absent"),
+        });
     }
     for q in &o.net.sqm.qdiscs {
         let kind = match &q.kind {
@@ -82,26 +102,53 @@ fn one(o: &Observed, m: &mut Vec<(String, String)>) {
             tc::Kind::Other(k) => k.as_str(),
             _ => "other",
         };
-        put(format!("qdisc {} {:x}:", name(q.index), q.handle >> 16), format!("{kind} parent {:x}", q.parent));
+        m.push(format!("qdisc {} {:x}: = {kind} parent {:x}", name(q.index), q.handle >> 16, q.parent));
     }
     for (path, text) in &o.nfs.files {
-        let v = text.as_deref().map_or("absent".to_string(), |t| super::Digest::of(t.as_bytes()).to_string());
-        put(format!("file {path}"), v);
+        match text {
+            Some(t) => m.push(format!("file {path} = {}", super::Digest::of(t.as_bytes()))),
+            None => m.push(format!("file {path} = absent")),
+        }
     }
 }
 
-/// IPv6 link-local addresses come and go with the link (the kernel adds
-/// one when a link goes up): not the profile's.
-fn is_link_local(n: &crate::config::types::IpNet) -> bool {
-    let mut s = String::new();
-    let _ = write!(s, "{n}");
-    s.starts_with("fe80:")
+/// A link by its index: its name, or `#INDEX` when no link has it.
+struct Name<'a>(&'a [LinkInfo], u32);
+
+impl fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.iter().find(|l| l.state.index == self.1) {
+            Some(l) => f.write_str(l.name.as_str()),
+            None => write!(f, "#{}", self.1),
+        }
+    }
+}
+
+/// Sorted by name, stably: of a name seen twice, the first value stays.
+/// (Lines without ` = `, such as addresses, sort whole; one sort for both.)
+fn by_name(m: &mut [String]) {
+    m.sort_by(|a, b| split(a).0.cmp(split(b).0));
+}
+
+/// A sysctl's value as the kernel prints it, its words joined by single
+/// spaces.
+pub(crate) fn words(v: &str) -> String {
+    let mut out = String::new();
+    for w in v.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 /// The names whose values differ between two sets of lines, each as
 /// "NAME: was X, now Y" (absent on one side: "absent").
 pub(crate) fn differences(before: &[String], after: &[String]) -> Vec<String> {
-    let find = |lines: &[String], k: &str| lines.iter().map(|l| split(l)).find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+    fn find<'a>(lines: &'a [String], k: &str) -> Option<&'a str> {
+        lines.iter().map(|l| split(l)).find(|(n, _)| *n == k).map(|(_, v)| v)
+    }
     let mut out = Vec::new();
     for (k, v) in before.iter().map(|l| split(l)) {
         match find(after, k) {

@@ -54,10 +54,12 @@ pub(crate) enum Change {
 pub(crate) fn render(p: &Profile, s: &Samba) -> String {
     let mut out = String::new();
     out.push_str("; Written by nasboot from its profile; changes here are overwritten.\n");
-    let _ = writeln!(out, "; Users: provision each with `ksmbd.adduser -a USER` ({}).", paths::KSMBD_PWDDB);
-    out.push_str("[global]\n");
-    out.push_str("\tbind interfaces only = yes\n");
-    let _ = writeln!(out, "\tinterfaces = {}", super::samba::interfaces(p, s).join(" "));
+    let _ = writeln!(
+        out,
+        "; Users: provision each with `ksmbd.adduser -a USER` ({}).\n[global]\n\tbind interfaces only = yes\n\tinterfaces = {}",
+        paths::KSMBD_PWDDB,
+        super::samba::Interfaces(p, s)
+    );
     if let Some(w) = &s.workgroup {
         let _ = writeln!(out, "\tworkgroup = {}", w.get_ref());
     }
@@ -70,8 +72,8 @@ pub(crate) fn render(p: &Profile, s: &Samba) -> String {
 
 /// The `[global]` section of a ksmbd.conf, as its settings: each
 /// uncommented `key = value` line before the first other section, the key
-/// lower-cased and spaces trimmed, sorted (ksmbd reads keys without case;
-/// the order of keys does not matter).
+/// lower-cased and spaces trimmed (ksmbd reads keys without case). In the
+/// file's order: [`same`] compares them in any order.
 fn globals(text: &str) -> Vec<(String, String)> {
     let mut section = String::from("global");
     let mut out = Vec::new();
@@ -88,8 +90,15 @@ fn globals(text: &str) -> Vec<(String, String)> {
             }
         }
     }
-    out.sort();
     out
+}
+
+/// Whether two `[global]` sections hold the same settings, in any order
+/// (a handful of keys: counted, not sorted, which would link a sort of
+/// pairs for this alone).
+fn same(a: &[(String, String)], b: &[(String, String)]) -> bool {
+    let count = |l: &[(String, String)], x: &(String, String)| l.iter().filter(|y| *y == x).count();
+    a.len() == b.len() && a.iter().all(|x| count(a, x) == count(b, x))
 }
 
 /// What replacing `old` (None: no file) with `new` needs of a running
@@ -97,7 +106,7 @@ fn globals(text: &str) -> Vec<(String, String)> {
 pub(crate) fn change(old: Option<&str>, new: &str) -> Option<Change> {
     match old {
         Some(o) if o == new => None,
-        Some(o) if globals(o) == globals(new) => Some(Change::Reload),
+        Some(o) if same(&globals(o), &globals(new)) => Some(Change::Reload),
         _ => Some(Change::Restart),
     }
 }

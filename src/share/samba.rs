@@ -21,7 +21,7 @@
 //! when smb.conf lacks that line. smbd picks up a changed file on its own
 //! (it re-reads the configuration when it changes).
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use crate::config::net::Role;
 use crate::config::nfs::Samba;
@@ -36,12 +36,30 @@ pub(crate) fn yes_no(b: bool) -> &'static str {
     }
 }
 
-/// The interfaces smbd binds to besides lo.
-pub(crate) fn interfaces(p: &Profile, s: &Samba) -> Vec<String> {
-    if s.interfaces.is_empty() {
-        p.interface.iter().filter(|i| i.role == Role::Lan).map(|i| i.name.get_ref().to_string()).collect()
-    } else {
-        s.interfaces.iter().map(|i| i.get_ref().to_string()).collect()
+/// The interfaces smbd binds to besides lo, separated by spaces: `[samba]
+/// interfaces`, else the LAN interfaces. Written where it is shown: no
+/// list of Strings to build and join.
+pub(crate) struct Interfaces<'a>(pub &'a Profile, pub &'a Samba);
+
+impl fmt::Display for Interfaces<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Interfaces(p, s) = *self;
+        let mut sep = "";
+        let mut put = |name: &str| {
+            let r = write!(f, "{sep}{name}");
+            sep = " ";
+            r
+        };
+        if s.interfaces.is_empty() {
+            for i in p.interface.iter().filter(|i| i.role == Role::Lan) {
+                put(i.name.get_ref().as_str())?;
+            }
+        } else {
+            for i in &s.interfaces {
+                put(i.get_ref().as_str())?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -52,15 +70,19 @@ pub(crate) fn render(p: &Profile, s: &Samba) -> String {
     let _ = writeln!(out, "# Make `include = {}` the last line of smb.conf.", paths::SMB_INCLUDE);
     out.push_str("# No `socket options`: SO_RCVBUF/SO_SNDBUF would turn off TCP autotuning.\n");
     out.push_str("[global]\n");
-    let _ = writeln!(out, "   interfaces = lo {}", interfaces(p, s).join(" "));
+    let _ = writeln!(out, "   interfaces = lo {}", Interfaces(p, s));
     out.push_str("   bind interfaces only = yes\n");
     if let Some(w) = &s.workgroup {
         let _ = writeln!(out, "   workgroup = {}", w.get_ref());
     }
-    let _ = writeln!(out, "   use sendfile = {}", yes_no(s.sendfile));
-    let _ = writeln!(out, "   aio read size = {}", s.aio_read_size);
-    let _ = writeln!(out, "   aio write size = {}", s.aio_write_size);
-    let _ = writeln!(out, "   min receivefile size = {}", s.min_receivefile_size);
+    let _ = write!(
+        out,
+        "   use sendfile = {}\n   aio read size = {}\n   aio write size = {}\n   min receivefile size = {}\n",
+        yes_no(s.sendfile),
+        s.aio_read_size,
+        s.aio_write_size,
+        s.min_receivefile_size
+    );
     shares(&mut out, s, "   ");
     out
 }
@@ -73,12 +95,20 @@ pub(crate) fn shares(out: &mut String, s: &Samba, indent: &str) {
         if let Some(c) = &sh.comment {
             let _ = writeln!(out, "{indent}comment = {}", c.get_ref().trim());
         }
-        let _ = writeln!(out, "{indent}path = {}", sh.path.get_ref());
-        let _ = writeln!(out, "{indent}read only = {}", yes_no(sh.read_only));
-        let _ = writeln!(out, "{indent}guest ok = {}", yes_no(sh.guest_ok));
+        let _ = write!(
+            out,
+            "{indent}path = {}\n{indent}read only = {}\n{indent}guest ok = {}\n",
+            sh.path.get_ref(),
+            yes_no(sh.read_only),
+            yes_no(sh.guest_ok)
+        );
         if !sh.valid_users.is_empty() {
-            let users: Vec<&str> = sh.valid_users.iter().map(|u| u.as_str()).collect();
-            let _ = writeln!(out, "{indent}valid users = {}", users.join(" "));
+            let _ = write!(out, "{indent}valid users =");
+            for u in &sh.valid_users {
+                out.push(' ');
+                out.push_str(u.as_str());
+            }
+            out.push('\n');
         }
     }
 }

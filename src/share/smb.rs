@@ -130,11 +130,13 @@ impl fmt::Display for Refusal {
 
 /// The users `s` names that ksmbdpwd.db (`db`, None: absent) lacks.
 pub(crate) fn unprovisioned(s: &Samba, db: Option<&str>) -> Vec<(String, String)> {
-    ksmbd::users(s)
-        .into_iter()
-        .filter(|(u, _)| !db.is_some_and(|d| ksmbd::provisioned(d, u)))
-        .map(|(u, key)| (u.to_string(), key))
-        .collect()
+    let mut out = Vec::new();
+    for (u, key) in ksmbd::users(s) {
+        if !db.is_some_and(|d| ksmbd::provisioned(d, u)) {
+            out.push((u.to_string(), key));
+        }
+    }
+    out
 }
 
 /// Notes on a chosen ksmbd that cannot serve yet.

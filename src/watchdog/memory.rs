@@ -80,7 +80,11 @@ fn release_stack(maps: &str) -> bool {
     let marker = 0u8;
     let sp = std::hint::black_box(&marker) as *const u8 as usize;
     let stack = main_stack(maps);
-    log::debug!("stack {stack:x?}, this frame at {sp:#x}");
+    // The text of `{stack:x?}`, without linking Debug's tuple machinery.
+    match stack {
+        Some((lo, hi)) => log::debug!("stack Some(({lo:x}, {hi:x})), this frame at {sp:#x}"),
+        None => log::debug!("stack None, this frame at {sp:#x}"),
+    }
     match stack {
         // Only on the main thread's stack; keep 16 KiB below this frame
         // for the calls still to come.
