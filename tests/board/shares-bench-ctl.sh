@@ -14,7 +14,6 @@
 #                  total time so far in USER_HZ ticks (/proc/stat), the
 #                  disk's completed reads and sectors read
 #                  (/sys/block/DISK/stat)
-#   idle DISK      sleep 5 s; answers "idle BUSY TOTAL" over it
 #   stop           end the benchmark
 read -r cmd disk arg
 stat() {
@@ -56,13 +55,6 @@ case $cmd in
         echo "local $(($5 - $1)) $(($6 - $2)) $(($7 - $3)) $(($8 - $4))"
         ;;
     stat) echo "stat $(stat "$disk")" ;;
-    idle)
-        read -r _ us0 ni0 sy0 id0 io0 hi0 si0 _ </proc/stat
-        sleep 5
-        read -r _ us ni sy id io hi si _ </proc/stat
-        b=$((us + ni + sy + hi + si - us0 - ni0 - sy0 - hi0 - si0))
-        echo "idle $b $((b + id + io - id0 - io0))"
-        ;;
     stop) : >/tmp/bench-stop ;;
     *) echo "error unknown command '$cmd'" ;;
 esac
