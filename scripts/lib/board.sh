@@ -95,6 +95,9 @@ run OPTIONS
                       ext4; the built boards have their IDE driver and ext4
                       built in)
   --disk-size MB      size when creating (default 16)
+  --disk-throttle IOPS:BPS  QEMU block throttling on the disk
+                      (throttling.iops-total, throttling.bps-total; no
+                      iops-size: every request counts as one I/O)
   --no-mount          attach the disk but do not mount it
   --nic MODEL[:BACKEND]  add a NIC (repeatable, eth0, eth1... in order).
                       MODEL: e1000 | pcnet (=pcnet32) | virtio (mipsel), e1000

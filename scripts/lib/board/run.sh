@@ -31,7 +31,7 @@ board_nic_device() {
 # board_run and its parts: each part reads and sets board_run's locals
 # (bash's dynamic scope), in the order board_run calls them.
 board_run() {
-    local bin='' profile='' script='' disk='' disk_size=16 disk_mount=1 exec_init=''
+    local bin='' profile='' script='' disk='' disk_size=16 disk_mount=1 exec_init='' disk_throttle=''
     local timeout=120 log='' result='' expect='' verbose=0 keep=0 mem=$BOARD_MEM append='' help=0 boot_timeout=''
     local -a files=() mod_specs=("softdog") no_mods=() with_mods=() nics=() hostfwds=() debs=()
     local -a expect_logs=() reject_logs=() qemu_extra=()
@@ -67,7 +67,7 @@ board_run_options() {
             --keep) keep=1; need=1 ;;
             --no-mount) disk_mount=0; need=1 ;;
             --bin | --profile | --script | --file | --module | --no-module | --with-module | --deb | --exec-init | \
-                --disk | --disk-size | --nic | --hostfwd | --append | --mem | --timeout | \
+                --disk | --disk-size | --disk-throttle | --nic | --hostfwd | --append | --mem | --timeout | \
                 --log | --result | --expect | --expect-log | --reject-log | --qemu-arg | --boot-timeout)
                 [ $# -ge 2 ] || board_usage_error "$1 needs a value"
                 ;;
@@ -87,6 +87,7 @@ board_run_options() {
             --exec-init) exec_init=$2 ;;
             --disk) disk=$2 ;;
             --disk-size) disk_size=$2 ;;
+            --disk-throttle) disk_throttle=$2 ;;
             --nic) nics+=("$2") ;;
             --hostfwd) hostfwds+=("$2") ;;
             --append) append=$2 ;;
@@ -108,6 +109,10 @@ board_run_options() {
 board_run_check() {
     case $timeout in '' | *[!0-9]*) board_usage_error "--timeout SECONDS (integer)" ;; esac
     case $mem in '' | *[!0-9]*) board_usage_error "--mem MB (integer)" ;; esac
+    case $disk_throttle in '' | [1-9]*:[1-9]*) ;; *) board_usage_error "--disk-throttle IOPS:BYTES-PER-S (integers)" ;; esac
+    case ${disk_throttle#*:} in *[!0-9]*) board_usage_error "--disk-throttle IOPS:BYTES-PER-S (integers)" ;; esac
+    case ${disk_throttle%%:*} in *[!0-9]*) board_usage_error "--disk-throttle IOPS:BYTES-PER-S (integers)" ;; esac
+    [ -z "$disk_throttle" ] || [ -n "$disk" ] || board_usage_error "--disk-throttle needs --disk"
     # Built boards give up on a boot that has not reached /init in 60 s.
     if [ -z "$boot_timeout" ]; then
         boot_timeout=0
@@ -279,6 +284,9 @@ board_run_disk() {
         : >"$stage/root/etc/board/disk"
         [ "$disk_mount" = 0 ] || : >"$stage/root/etc/board/disk-mount"
         qemu_disk=(-drive "file=$disk,format=raw,if=ide,index=0,media=disk")
+        # QEMU's block throttling: without iops-size every request is one
+        # I/O whatever its size, as on a disk that pays per command.
+        [ -z "$disk_throttle" ] || qemu_disk[1]+=",throttling.iops-total=${disk_throttle%%:*},throttling.bps-total=${disk_throttle#*:}"
     fi
 }
 
