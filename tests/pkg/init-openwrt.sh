@@ -65,7 +65,9 @@ cp "$uci_file" "$SB/root/etc/config/nasboot"
 printf "config interface 'lan'\n\toption proto 'static'\n" >"$SB/root/etc/config/network"
 
 # The daemon under the model: a stand-in (see above); every other nasboot
-# call is the real binary relocated under the sandbox root.
+# call is the real binary relocated under the sandbox root. The stand-in
+# starts with SIGHUP and SIGTERM at their defaults: bash cannot trap a
+# signal ignored at its start, as under nohup, which procd never does.
 cat >"$SB/standin" <<EOF2
 #!/usr/bin/env bash
 log=$SB/daemon.log
@@ -77,7 +79,7 @@ EOF2
 cat >"$SB/nasboot" <<EOF2
 #!/bin/sh
 case "\$*" in
-*" run") exec $SB/standin "\$@" ;;
+*" run") exec env --default-signal=HUP,TERM $SB/standin "\$@" ;;
 esac
 exec $bin --root $SB/root "\$@"
 EOF2
