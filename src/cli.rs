@@ -201,30 +201,9 @@ where
             Short('v') | Long("verbose") => cli.verbosity = cli.verbosity.saturating_add(1),
             Short('q') | Long("quiet") => cli.verbosity = -1,
             Long("strict") => cli.strict = true,
-            Long("backend") => {
-                let v = parser.value()?.string()?;
-                cli.backend = Some(match v.as_str() {
-                    "nftables" | "nft" => BackendArg::Nftables,
-                    "iptables" => BackendArg::Iptables,
-                    other => return Err(UsageError(format!("--backend takes nftables or iptables, not `{other}`"))),
-                });
-            }
-            Long("loader") => {
-                let v = parser.value()?.string()?;
-                cli.loader = Some(match v.as_str() {
-                    "auto" => LoaderArg::Auto,
-                    "nft" => LoaderArg::Nft,
-                    other => return Err(UsageError(format!("--loader takes auto or nft, not `{other}`"))),
-                });
-            }
-            Long("confirm") => {
-                let v = parser.value()?.string()?;
-                let secs: u32 = v.parse().map_err(|_| UsageError(format!("--confirm takes whole seconds, not `{v}`")))?;
-                if secs == 0 || secs > 3600 {
-                    return Err(UsageError(format!("--confirm takes 1 to 3600 seconds, not {secs}")));
-                }
-                cli.confirm = Some(secs);
-            }
+            Long("backend") => cli.backend = Some(backend(&parser.value()?.string()?)?),
+            Long("loader") => cli.loader = Some(loader(&parser.value()?.string()?)?),
+            Long("confirm") => cli.confirm = Some(confirm_secs(&parser.value()?.string()?)?),
             Long("rollback-first") => cli.rollback_first = true,
             Short('b') | Long("background") => cli.background = true,
             Long("pidfile") => cli.pidfile = Some(parser.value()?.into()),
@@ -244,14 +223,45 @@ where
         return Ok(cli);
     }
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    cli.command = match words.as_slice() {
+    (cli.command, cli.candidate) = command(&words, cli.confirm.is_some())?;
+    combinations(&cli)?;
+    Ok(cli)
+}
+
+/// `--backend`'s value.
+fn backend(v: &str) -> Result<BackendArg, UsageError> {
+    match v {
+        "nftables" | "nft" => Ok(BackendArg::Nftables),
+        "iptables" => Ok(BackendArg::Iptables),
+        other => Err(UsageError(format!("--backend takes nftables or iptables, not `{other}`"))),
+    }
+}
+
+/// `--loader`'s value.
+fn loader(v: &str) -> Result<LoaderArg, UsageError> {
+    match v {
+        "auto" => Ok(LoaderArg::Auto),
+        "nft" => Ok(LoaderArg::Nft),
+        other => Err(UsageError(format!("--loader takes auto or nft, not `{other}`"))),
+    }
+}
+
+/// `--confirm`'s value: whole seconds, 1 to 3600.
+fn confirm_secs(v: &str) -> Result<u32, UsageError> {
+    let secs: u32 = v.parse().map_err(|_| UsageError(format!("--confirm takes whole seconds, not `{v}`")))?;
+    if secs == 0 || secs > 3600 {
+        return Err(UsageError(format!("--confirm takes 1 to 3600 seconds, not {secs}")));
+    }
+    Ok(secs)
+}
+
+/// The command the words name, and `apply --confirm`'s candidate file.
+fn command(words: &[&str], confirm: bool) -> Result<(Command, Option<PathBuf>), UsageError> {
+    let command = match words {
         ["check"] => Command::Check,
         ["plan"] => Command::Plan,
         ["apply"] => Command::Apply,
-        ["apply", file] if cli.confirm.is_some() => {
-            cli.candidate = Some(PathBuf::from(file));
-            Command::Apply
-        }
+        ["apply", file] if confirm => return Ok((Command::Apply, Some(PathBuf::from(file)))),
         ["confirm"] => Command::Confirm,
         ["rollback"] => Command::Rollback,
         ["confirm-hold"] => Command::ConfirmHold,
@@ -267,6 +277,11 @@ where
         [] => return Err(UsageError("a command is needed".into())),
         other => return Err(UsageError(format!("unknown command `{}`", other.join(" ")))),
     };
+    Ok((command, None))
+}
+
+/// Options that go only with some commands, or not together.
+fn combinations(cli: &Cli) -> Result<(), UsageError> {
     if cli.confirm.is_some() && !matches!(cli.command, Command::Apply | Command::Firewall(FirewallCommand::Apply)) {
         return Err(UsageError("--confirm goes with `apply` or `firewall apply`".into()));
     }
@@ -288,7 +303,7 @@ where
     if cli.background && cli.dry_run {
         return Err(UsageError("--background and --dry-run do not go together (a dry run starts no daemon)".into()));
     }
-    Ok(cli)
+    Ok(())
 }
 
 #[cfg(test)]
