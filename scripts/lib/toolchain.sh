@@ -289,11 +289,19 @@ toolchain_needs_build_std() {
 # clone's test binary as up to date. CARGO_TARGET_DIR set,
 # NASBOOT_CARGO_CACHE=none, or a cache that cannot be written: target/ in
 # the clone, as before.
+# Each directory records its clone's path (.clone); one whose clone is
+# gone is removed, so that clones made in new folders each time (a few
+# GiB each) do not fill the disk.
 toolchain_std_base() {
-    local cache=${NASBOOT_CACHE:-/var/cache/nasboot}
+    local cache=${NASBOOT_CACHE:-/var/cache/nasboot} dir old
     if [ -z "${CARGO_TARGET_DIR:-}" ] && [ "${NASBOOT_CARGO_CACHE:-auto}" != none ] &&
         mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
-        echo "$cache/cargo-$({ rustc -vV && echo "$TOOLCHAIN_REPO"; } | sha256sum | cut -c1-12)"
+        dir=$cache/cargo-$({ rustc -vV && echo "$TOOLCHAIN_REPO"; } | sha256sum | cut -c1-12)
+        for old in "$cache"/cargo-[0-9a-f]*/.clone; do
+            [ -f "$old" ] && [ ! -d "$(cat "$old")" ] && rm -rf "${old%/.clone}"
+        done
+        mkdir -p "$dir" && [ -f "$dir/.clone" ] || echo "$TOOLCHAIN_REPO" >"$dir/.clone"
+        echo "$dir"
     else
         echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}"
     fi
