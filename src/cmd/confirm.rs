@@ -16,20 +16,32 @@
 //!
 //! A revert puts the last good profile back in the profile file (the
 //! candidate kept as `FILE.rejected`), applies it whole (which removes the
-//! bridges and VLANs the candidate made: nasboot marks its own), sets the
-//! global sysctls the candidate changed and the last good profile does
-//! not name back to their values from before, observes the board and
-//! compares it, name by name, with the observation from before the
-//! candidate. Only then is it called done; differences are reported.
+//! bridges and VLANs the candidate made: nasboot marks its own), then sets
+//! back, through the same seams an apply uses, what the candidate changed
+//! and the last good profile does not name, to its value in the
+//! observation from before the candidate: the sysctls (global and per
+//! interface), links up or down, their MTU and txqueuelen, addresses,
+//! nasboot's root and ingress qdiscs (deleted, so the kernel's default
+//! comes back), the share files (from the `.bak` copy their write kept,
+//! when its digest is the one observed; a file that was absent is renamed
+//! to `.bak`; exportfs -ra after the export table), nfsd's knobs, the
+//! read-ahead, and the watchdog's timeout (opened, set and closed with
+//! the magic close; where `run` holds the device the open is refused and
+//! the daemon's own reload of the last good profile sets it). It removes
+//! the links the candidate made. Then it observes the board and compares
+//! it, name by name, with the observation from before the candidate.
+//! Only then is it called done; differences are reported.
 
 use std::path::{Path, PathBuf};
 
 use super::Io;
 use crate::cli::Cli;
+use crate::config::Profile;
 use crate::confirm::{self, snapshot, Journal, Place, State};
 use crate::exit::Status;
-use crate::seam::netif::{Kind, LinkInfo};
+use crate::seam::netif::{Kind, LinkInfo, TcList, TcOp};
 use crate::seam::{Cmd, Seams};
+use crate::share::{self, nfsd::Knob};
 
 /// How often the holder reads the journal while it waits: a confirm is
 /// seen, and the deadline kept, within this.
@@ -164,13 +176,8 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
     let cand = &cand.profile;
     let good_profile = crate::config::parse_bytes(&file, &good).ok();
     // The board before the candidate, as both profiles see it.
-    let before_cand = crate::plan::observe(cand, seams);
-    let before_good = good_profile.as_ref().map(|l| crate::plan::observe(&l.profile, seams));
-    let observed = match &before_good {
-        Some(g) => snapshot::lines(&[&before_cand, g]),
-        None => snapshot::lines(&[&before_cand]),
-    };
-    drop(before_good);
+    let observed = observe(cand, good_profile.as_ref().map(|l| &l.profile), seams);
+    drop(good_profile);
     let now = confirm::now(seams.files);
     let j = match Journal::begin(settled.as_ref(), &cli.config, good, &candidate, &now, secs, observed) {
         Ok(j) => j,
@@ -373,24 +380,23 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
         let _ = dog.close();
     }
     restore_sysctls(&j.observed, seams, io);
-    // One read of the links for both: set up or down, a link keeps its
-    // name and index.
+    // One read of the links for all three: set up or down, a link keeps
+    // its name and index.
     if let Ok(links) = seams.netif.link_infos() {
         restore_links(good, &j.observed, &links, seams, io);
         restore_addresses(good, &j.observed, &links, seams, io);
         remove_new_devices(good, &j.observed, &links, seams, io);
     }
-    let after_good = crate::plan::observe(good, seams);
-    let after_cand = candidate.as_ref().map(|l| crate::plan::observe(&l.profile, seams));
+    restore_qdiscs(&j.observed, seams, io);
+    restore_files(&j.observed, seams, io);
+    restore_knobs(&j.observed, seams, io);
     let mut diffs = if j.observed.is_empty() {
         Vec::new()
     } else {
-        let now = match &after_cand {
-            Some(c) => snapshot::lines(&[c, &after_good]),
-            None => snapshot::lines(&[&after_good]),
-        };
+        let now = observe(good, candidate.as_ref().map(|l| &l.profile), seams);
         snapshot::differences(&j.observed, &now)
     };
+    let after_good = crate::plan::observe(good, seams);
     // And the last good profile's plan on the board as it is now: nothing
     // left to do but what every apply does again (the firewall's load, the
     // watchdog's open, which `run` keeps and an apply closes).
@@ -426,9 +432,10 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
 /// The global sysctls observed before the candidate, set back where they
 /// differ now (the last good profile may not name those the candidate set).
 fn restore_sysctls(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    for l in observed {
-        let Some((key, value)) = l.strip_prefix("sysctl ").and_then(|l| l.split_once(" = ")) else { continue };
-        if key.contains(':') || value == "absent" {
+    for (key, value) in snapshot::entries(observed, "sysctl") {
+        // An interface's: `IF:KEY`, KEY whole (net.ipv4.conf.IF.rp_filter).
+        let key = key.split_once(':').map_or(key, |(_, k)| k);
+        if value == "absent" {
             continue;
         }
         if seams.sysctl.get(key).is_ok_and(|v| snapshot::words(&v) == value) {
@@ -440,20 +447,24 @@ fn restore_sysctls(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) 
     }
 }
 
-/// Links the last good profile does not name (a bridge port the candidate
-/// brought up) set back up or down as they were before the candidate.
-fn restore_links(good: &crate::config::Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+/// Every link's MTU and txqueuelen as they were before the candidate; and
+/// links the last good profile does not name (a bridge port the candidate
+/// brought up) set back up or down as they were.
+fn restore_links(good: &Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     let named =
         |n: &str| good.interface.iter().any(|i| i.name.get_ref().as_str() == n || i.ports.iter().any(|p| p.get_ref().as_str() == n));
-    for l in observed {
-        let Some((name, value)) = l.strip_prefix("link ").and_then(|l| l.split_once(" = ")) else { continue };
-        // "KIND[ master M] up|down mtu N": the word before " mtu ".
-        let was_up = match value.split_once(" mtu ").and_then(|(head, _)| head.rsplit(' ').next()) {
-            Some("up") => true,
-            Some("down") => false,
-            _ => continue,
-        };
+    for (name, value) in snapshot::entries(observed, "link") {
+        // "KIND[ master M] up|down mtu N qlen Q": the word before " mtu ".
+        let Some((head, tail)) = value.split_once(" mtu ") else { continue };
+        let was_up = head.ends_with(" up");
         let Some(now) = links.iter().find(|k| k.name.as_str() == name) else { continue };
+        let mut nums = tail.split(' ').filter_map(|w| w.parse::<u32>().ok());
+        let (mtu, qlen) = (nums.next().unwrap_or(now.state.mtu), nums.next().unwrap_or(now.state.txqueuelen));
+        let r = if mtu != now.state.mtu { seams.netif.set_mtu(&now.name, mtu) } else { Ok(()) };
+        let r = r.and_then(|()| if qlen != now.state.txqueuelen { seams.netif.set_txqueuelen(&now.name, qlen) } else { Ok(()) });
+        if let Err(e) = r {
+            say(io, format_args!("{name}: cannot set its mtu {mtu} qlen {qlen} again: {e}"));
+        }
         if named(name) || now.state.up == was_up {
             continue;
         }
@@ -466,10 +477,9 @@ fn restore_links(good: &crate::config::Profile, observed: &[String], links: &[Li
 /// Addresses on the observed links that were not there before the
 /// candidate and that the last good profile does not give: removed (a
 /// moved LAN address; nasboot's apply only adds the profile's).
-fn restore_addresses(good: &crate::config::Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+fn restore_addresses(good: &Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     let Ok(addrs) = seams.netif.addresses() else { return };
-    for l in observed {
-        let Some((name, before)) = l.strip_prefix("addr ").and_then(|l| l.split_once(" = ")) else { continue };
+    for (name, before) in snapshot::entries(observed, "addr") {
         let Some(link) = links.iter().find(|k| k.name.as_str() == name) else { continue };
         for (i, a) in &addrs {
             if *i != link.state.index {
@@ -488,21 +498,144 @@ fn restore_addresses(good: &crate::config::Profile, observed: &[String], links: 
     }
 }
 
-/// Bridges and VLANs that were not there before the candidate and that
-/// the last good profile does not name: removed. The apply's own clean-up
-/// removes only links with nasboot's alias, which a link gets in a second
-/// request after its creation; a candidate killed between the two leaves
-/// one without it, which only the observation from before can tell.
-fn remove_new_devices(good: &crate::config::Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    let was_there =
-        |n: &str| observed.iter().any(|l| l.strip_prefix("link ").and_then(|l| l.split_once(" = ")).is_some_and(|(k, _)| k == n));
-    for l in links.iter().filter(|l| matches!(l.kind, Kind::Bridge { .. } | Kind::Vlan { .. })) {
+/// Bridges, VLANs and nasboot's own links (its IFBs) that were not there
+/// before the candidate and that the last good profile does not name:
+/// removed. The apply's own clean-up removes only links with nasboot's
+/// alias, which a link gets in a second request after its creation; a
+/// candidate killed between the two leaves one without it, which only the
+/// observation from before can tell.
+fn remove_new_devices(good: &Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+    let was_there = |n: &str| snapshot::entries(observed, "link").any(|(k, _)| k == n);
+    let ours =
+        |l: &&LinkInfo| matches!(l.kind, Kind::Bridge { .. } | Kind::Vlan { .. }) || l.alias.as_deref() == Some(crate::seam::netif::OURS);
+    for l in links.iter().filter(ours) {
         let name = l.name.as_str();
         if observed.is_empty() || was_there(name) || good.interface.iter().any(|i| i.name.get_ref().as_str() == name) {
             continue;
         }
         if let Err(e) = seams.netif.delete_link(&l.name) {
             say(io, format_args!("{name}: cannot remove it, which the candidate made: {e}"));
+        }
+    }
+}
+
+/// The board as the candidate and the last good profile see it (see
+/// `confirm::snapshot`): the plan's observation for each, and the
+/// timeouts of the watchdogs they name, from sysfs (never opened: an open
+/// arms it).
+fn observe(cand: &Profile, good: Option<&Profile>, seams: &mut Seams<'_>) -> Vec<String> {
+    let mut seen = vec![crate::plan::observe(cand, seams)];
+    seen.extend(good.map(|g| crate::plan::observe(g, seams)));
+    let mut dogs: Vec<(String, Option<u32>)> = Vec::new();
+    for a in crate::watchdog::plan(cand).into_iter().chain(good.map(crate::watchdog::plan).unwrap_or_default()) {
+        let dev = a.device.unwrap_or_else(|| crate::paths::WATCHDOG_DEVICES[0].to_string());
+        if !dogs.iter().any(|(d, _)| *d == dev) {
+            let t = watchdog_timeout(&dev, seams);
+            dogs.push((dev, t));
+        }
+    }
+    let seen: Vec<&crate::plan::Observed> = seen.iter().collect();
+    snapshot::lines(&seen, &dogs)
+}
+
+fn watchdog_timeout(dev: &str, seams: &mut Seams<'_>) -> Option<u32> {
+    crate::watchdog::device::read_u32(seams.files, &crate::watchdog::device::sysfs_dir(Path::new(dev)).join("timeout"))
+}
+
+/// nasboot's root and ingress qdiscs (its handle, or the ingress one)
+/// that the observation from before does not list: deleted, so that the
+/// kernel's default qdisc comes back (a device's root is never empty).
+fn restore_qdiscs(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+    use crate::sys::tc::{INGRESS_HANDLE, OURS};
+    // After `remove_new_devices`: the qdiscs of the links it removed are gone.
+    let (Ok(links), Ok(qdiscs)) = (seams.netif.link_infos(), seams.netif.tc_list(TcList::Qdiscs)) else { return };
+    for q in qdiscs.iter().filter(|q| q.handle == OURS || q.handle == INGRESS_HANDLE) {
+        let line = snapshot::qdisc(&links, q);
+        let Some(l) = links.iter().find(|l| l.state.index == q.index) else { continue };
+        if observed.contains(&line) {
+            continue;
+        }
+        if let Err(e) = seams.netif.tc_set(&TcOp::Delete { dev: l.name.clone(), parent: q.parent, handle: q.handle }) {
+            say(io, format_args!("{line}: cannot remove it, which the candidate installed: {e}"));
+        }
+    }
+}
+
+/// The share files (export table, nfs settings, the Samba include,
+/// ksmbd.conf) whose digest is not the one observed before: their text
+/// back from the `.bak` copy the candidate's write kept, where its digest
+/// is that one; a file that was absent renamed to `.bak` (the copy kept).
+/// After the export table, `exportfs -ra` (not under `--root`).
+fn restore_files(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+    let digest = |b: Vec<u8>| confirm::Digest::of(&b).to_string();
+    for (path, was) in snapshot::entries(observed, "file") {
+        let now = seams.files.read(Path::new(path)).map_or_else(|_| "absent".to_string(), digest);
+        if now == was {
+            continue;
+        }
+        let bak = format!("{path}.bak");
+        let exports = path == crate::paths::EXPORTS || path == share::EXPORTS_DROP_IN;
+        let reload = exports && !seams.files.relocated();
+        let r = if was == "absent" {
+            match seams.files.rename(Path::new(path), Path::new(&bak)) {
+                Ok(()) if reload => share::exportfs(seams, path).map_err(|e| e.to_string()),
+                r => r.map_err(|e| e.to_string()),
+            }
+        } else {
+            match seams.files.read(Path::new(&bak)) {
+                Ok(b) if digest(b.clone()) == was => {
+                    let text = String::from_utf8_lossy(&b).into_owned();
+                    let path = path.to_string();
+                    let a = if exports { share::Action::Exports { path, text, reload } } else { share::Action::WriteFile { path, text } };
+                    share::apply(&a, seams).map_err(|e| e.to_string())
+                }
+                _ => Err(format!("{bak} is not the copy from before ({was})")),
+            }
+        };
+        if let Err(e) = r {
+            say(io, format_args!("{path}: cannot set it back: {e}"));
+        }
+    }
+}
+
+/// nfsd's knobs, the block devices' read-ahead and the watchdogs'
+/// timeouts, set back to their values from before where they differ.
+/// nfsd takes versions and max_block_size only while stopped: a nfsd that
+/// was stopped is stopped first, one that ran is started last.
+fn restore_knobs(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+    let stop_first = snapshot::entries(observed, "nfsd").any(|e| e == ("threads", "0"));
+    for knob in [Knob::Threads, Knob::Versions, Knob::MaxBlockSize, Knob::Threads].into_iter().skip(usize::from(!stop_first)) {
+        let Some((_, was)) = snapshot::entries(observed, "nfsd").find(|(k, _)| *k == knob.file()) else { continue };
+        let path = format!("{}/{}", crate::paths::PROC_NFSD, knob.file());
+        let now = seams.files.read(Path::new(&path)).map(|b| snapshot::words(&String::from_utf8_lossy(&b)));
+        if was == snapshot::UNKNOWN || now.is_ok_and(|n| n == was) {
+            continue;
+        }
+        if let Err(e) = share::apply(&share::Action::Nfsd { knob, value: was.to_string(), from: None }, seams) {
+            say(io, format_args!("{e}"));
+        }
+    }
+    for (device, was) in snapshot::entries(observed, "read_ahead_kb") {
+        let Ok(read_ahead_kb) = was.parse() else { continue };
+        let a = crate::storage::Action { device: device.to_string(), read_ahead_kb, from: None };
+        if let Err(e) = crate::storage::apply(&a, seams) {
+            say(io, format_args!("{e}"));
+        }
+    }
+    for (dev, was) in snapshot::entries(observed, "watchdog") {
+        let Some(timeout) = was.strip_prefix("timeout ").and_then(|t| t.parse().ok()) else { continue };
+        if watchdog_timeout(dev, seams) == Some(timeout) {
+            continue;
+        }
+        // Busy: `run` holds it (a log line says so); its reload of the
+        // last good profile sets the timeout, and the check below reports
+        // it until then.
+        let a = crate::watchdog::Action { device: Some(dev.to_string()), timeout, interval: 1 };
+        match crate::watchdog::apply(&a, seams) {
+            Ok(dog) => {
+                let _ = dog.map(crate::watchdog::Device::close);
+            }
+            Err(e) => say(io, format_args!("{e}")),
         }
     }
 }

@@ -4,10 +4,14 @@
 //! Pure.
 //!
 //! What is kept is what a revert must bring back: every link (kind,
-//! bridge, up or down, MTU), every profile interface's addresses and
-//! sysctls, the main table's routes, the global sysctls, the qdiscs, and
-//! the text of each file the shares write (by digest). Counters and
-//! carrier, which move on their own, are not.
+//! bridge, up or down, MTU, txqueuelen), every profile interface's
+//! addresses and sysctls, the main table's routes, the global sysctls,
+//! the qdiscs, the text of each file the shares write (by digest: the
+//! revert takes the text back from the `.bak` copy the write kept, when
+//! its digest is this one), nfsd's knobs, the block devices' read-ahead,
+//! the digest nasboot's loaded rule set is sealed with, and the
+//! watchdog's timeout. Counters and carrier, which move on their own,
+//! are not. A value of [`UNKNOWN`] could not be read: it matches any.
 
 use std::fmt::{self, Write as _};
 
@@ -15,16 +19,31 @@ use crate::plan::Observed;
 use crate::seam::netif::{Kind, LinkInfo};
 use crate::sys::tc;
 
+/// A value that could not be observed (a rule set not sealed by
+/// nasboot's own load, a watchdog without sysfs): nothing to compare.
+pub(crate) const UNKNOWN: &str = "?";
+
 /// The lines of one or more observations of the same board (a key seen
-/// twice keeps its first value), sorted by name.
+/// twice keeps its first value), and of the watchdogs' timeouts (device,
+/// seconds as sysfs gives them), sorted by name.
 /// (A sorted Vec, not a BTreeMap: the map's code for String keys would be
 /// in the binary for this alone.)
-pub(crate) fn lines(observed: &[&Observed]) -> Vec<String> {
+pub(crate) fn lines(observed: &[&Observed], watchdogs: &[(String, Option<u32>)]) -> Vec<String> {
     let mut m: Vec<String> = Vec::new();
     for o in observed {
         one(o, &mut m);
     }
-    by_name(&mut m);
+    for (dev, t) in watchdogs {
+        m.push(match t {
+            Some(t) => format!("watchdog {dev} = timeout {t}"),
+            None => format!("watchdog {dev} = {UNKNOWN}"),
+        });
+    }
+    // By name, and of one name the known value first: the one kept.
+    m.sort_by_key(|l| {
+        let (k, v) = split(l);
+        (k.to_string(), v == UNKNOWN)
+    });
     m.dedup_by(|later, first| split(later).0 == split(first).0);
     m
 }
@@ -45,7 +64,7 @@ fn one(o: &Observed, m: &mut Vec<String>) {
             let _ = write!(line, " master {}", name(i));
         }
         let up = if l.state.up { "up" } else { "down" };
-        let _ = write!(line, " {up} mtu {}", l.state.mtu);
+        let _ = write!(line, " {up} mtu {} qlen {}", l.state.mtu, l.state.txqueuelen);
         m.push(line);
     }
     for i in &o.net.ifaces {
@@ -94,15 +113,7 @@ fn one(o: &Observed, m: &mut Vec<String>) {
         });
     }
     for q in &o.net.sqm.qdiscs {
-        let kind = match &q.kind {
-            tc::Kind::Cake(_) => "cake",
-            tc::Kind::Htb => "htb",
-            tc::Kind::FqCodel => "fq_codel",
-            tc::Kind::Ingress => "ingress",
-            tc::Kind::Other(k) => k.as_str(),
-            _ => "other",
-        };
-        m.push(format!("qdisc {} {:x}: = {kind} parent {:x}", name(q.index), q.handle >> 16, q.parent));
+        m.push(qdisc(links, q));
     }
     for (path, text) in &o.nfs.files {
         match text {
@@ -110,6 +121,42 @@ fn one(o: &Observed, m: &mut Vec<String>) {
             None => m.push(format!("file {path} = absent")),
         }
     }
+    let nfsd = &o.nfs.nfsd;
+    if nfsd.present {
+        let num = |v: Option<u32>| v.map_or_else(|| UNKNOWN.to_string(), |v| v.to_string());
+        m.push(format!("nfsd threads = {}", num(nfsd.threads)));
+        m.push(format!("nfsd versions = {}", nfsd.versions.as_deref().map_or(UNKNOWN.to_string(), words)));
+        m.push(format!("nfsd max_block_size = {}", num(nfsd.max_block_size)));
+    }
+    for (dev, kb) in &o.storage.read_ahead_kb {
+        m.push(match kb {
+            Some(kb) => format!("read_ahead_kb {dev} = {kb}"),
+            None => format!("read_ahead_kb {dev} = absent"),
+        });
+    }
+    m.push(match &o.firewall.loaded {
+        Some(l) => format!("firewall = sealed {} hooks {:x}", super::Digest(l.digest), l.hook_devices),
+        None => format!("firewall = {UNKNOWN}"),
+    });
+}
+
+/// The `NAME = VALUE` of the lines whose name starts with `kind ` (the
+/// word and its space), without it: `("eth1", "device up mtu 1500 ...")`.
+pub(crate) fn entries<'a>(lines: &'a [String], kind: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+    lines.iter().filter_map(move |l| l.strip_prefix(kind)?.strip_prefix(' ')?.split_once(" = "))
+}
+
+/// A qdisc's name and value, as its line has them.
+pub(crate) fn qdisc(links: &[LinkInfo], q: &tc::TcObject) -> String {
+    let kind = match &q.kind {
+        tc::Kind::Cake(_) => "cake",
+        tc::Kind::Htb => "htb",
+        tc::Kind::FqCodel => "fq_codel",
+        tc::Kind::Ingress => "ingress",
+        tc::Kind::Other(k) => k.as_str(),
+        _ => "other",
+    };
+    format!("qdisc {} {:x}: = {kind} parent {:x}", Name(links, q.index), q.handle >> 16, q.parent)
 }
 
 /// A link by its index: its name, or `#INDEX` when no link has it.
@@ -152,7 +199,7 @@ pub(crate) fn differences(before: &[String], after: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for (k, v) in before.iter().map(|l| split(l)) {
         match find(after, k) {
-            Some(w) if w == v => {}
+            Some(w) if w == v || v == UNKNOWN => {}
             Some(w) => out.push(format!("{k}: was {v}, now {w}")),
             None => out.push(format!("{k}: was {v}, now absent")),
         }

@@ -260,7 +260,7 @@ pub(crate) fn sysfs_dir(path: &Path) -> PathBuf {
     Path::new(paths::SYS_CLASS_WATCHDOG).join(name)
 }
 
-fn read_u32(files: &mut dyn Files, path: &Path) -> Option<u32> {
+pub(crate) fn read_u32(files: &mut dyn Files, path: &Path) -> Option<u32> {
     let b = files.read(path).ok()?;
     let s = std::str::from_utf8(&b).ok()?.trim();
     s.strip_prefix("0x").map_or_else(|| s.parse().ok(), |h| u32::from_str_radix(h, 16).ok())
