@@ -41,7 +41,7 @@ use crate::confirm::{self, snapshot, Journal, Place, State};
 use crate::exit::Status;
 use crate::seam::netif::{Kind, LinkInfo, TcList, TcOp};
 use crate::seam::{Cmd, Seams};
-use crate::share::{self, nfsd::Knob};
+use crate::share;
 
 /// How often the holder reads the journal while it waits: a confirm is
 /// seen, and the deadline kept, within this.
@@ -379,21 +379,42 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     if let Some(dog) = report.watchdog.take() {
         let _ = dog.close();
     }
-    restore_sysctls(&j.observed, seams, io);
+    // What differs now from before the candidate, set back.
+    let cand = candidate.as_ref().map(|l| &l.profile);
+    let now = if j.observed.is_empty() { Vec::new() } else { observe(good, cand, seams) };
+    let ch = |kind| snapshot::changed(&j.observed, &now, kind);
+    restore_sysctls(&ch("sysctl"), seams, io);
     // One read of the links for all three: set up or down, a link keeps
     // its name and index.
     if let Ok(links) = seams.netif.link_infos() {
-        restore_links(good, &j.observed, &links, seams, io);
+        restore_links(good, &ch("link"), &links, seams, io);
         restore_addresses(good, &j.observed, &links, seams, io);
         remove_new_devices(good, &j.observed, &links, seams, io);
     }
     restore_qdiscs(&j.observed, seams, io);
-    restore_files(&j.observed, seams, io);
-    restore_knobs(&j.observed, seams, io);
+    for (path, was) in ch("knob") {
+        if let Err(e) = seams.files.write_kernel(Path::new(path), format!("{was}\n").as_bytes()) {
+            say(io, format_args!("{path}: cannot set it back to {was}: {e}"));
+        }
+    }
+    // The files and the watchdog as an apply does them: the same steps.
+    let mut actions = restore_files(&ch("file"), seams, io);
+    for (dev, was) in ch("watchdog") {
+        if let Some(timeout) = was.strip_prefix("timeout ").and_then(|t| t.parse().ok()) {
+            actions.push(crate::plan::Action::Watchdog(crate::watchdog::Action { device: Some(dev.to_string()), timeout, interval: 1 }));
+        }
+    }
+    let mut back = crate::apply::apply(&crate::plan::Plan { actions, notes: Vec::new() }, seams);
+    for e in &back.errors {
+        say(io, format_args!("{e}"));
+    }
+    if let Some(dog) = back.watchdog.take() {
+        let _ = dog.close();
+    }
     let mut diffs = if j.observed.is_empty() {
         Vec::new()
     } else {
-        let now = observe(good, candidate.as_ref().map(|l| &l.profile), seams);
+        let now = observe(good, cand, seams);
         snapshot::differences(&j.observed, &now)
     };
     let after_good = crate::plan::observe(good, seams);
@@ -431,14 +452,11 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
 
 /// The global sysctls observed before the candidate, set back where they
 /// differ now (the last good profile may not name those the candidate set).
-fn restore_sysctls(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    for (key, value) in snapshot::entries(observed, "sysctl") {
+fn restore_sysctls(changed: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+    for &(key, value) in changed {
         // An interface's: `IF:KEY`, KEY whole (net.ipv4.conf.IF.rp_filter).
         let key = key.split_once(':').map_or(key, |(_, k)| k);
         if value == "absent" {
-            continue;
-        }
-        if seams.sysctl.get(key).is_ok_and(|v| snapshot::words(&v) == value) {
             continue;
         }
         if let Err(e) = seams.sysctl.set(key, value) {
@@ -450,10 +468,10 @@ fn restore_sysctls(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) 
 /// Every link's MTU and txqueuelen as they were before the candidate; and
 /// links the last good profile does not name (a bridge port the candidate
 /// brought up) set back up or down as they were.
-fn restore_links(good: &Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+fn restore_links(good: &Profile, changed: &[(&str, &str)], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     let named =
         |n: &str| good.interface.iter().any(|i| i.name.get_ref().as_str() == n || i.ports.iter().any(|p| p.get_ref().as_str() == n));
-    for (name, value) in snapshot::entries(observed, "link") {
+    for &(name, value) in changed {
         // "KIND[ master M] up|down mtu N qlen Q": the word before " mtu ".
         let Some((head, tail)) = value.split_once(" mtu ") else { continue };
         let was_up = head.ends_with(" up");
@@ -527,8 +545,8 @@ fn observe(cand: &Profile, good: Option<&Profile>, seams: &mut Seams<'_>) -> Vec
     let mut seen = vec![crate::plan::observe(cand, seams)];
     seen.extend(good.map(|g| crate::plan::observe(g, seams)));
     let mut dogs: Vec<(String, Option<u32>)> = Vec::new();
-    for a in crate::watchdog::plan(cand).into_iter().chain(good.map(crate::watchdog::plan).unwrap_or_default()) {
-        let dev = a.device.unwrap_or_else(|| crate::paths::WATCHDOG_DEVICES[0].to_string());
+    for w in cand.watchdog.iter().chain(good.and_then(|g| g.watchdog.as_ref())) {
+        let dev = w.device.as_ref().map_or(crate::paths::WATCHDOG_DEVICES[0].to_string(), |d| d.to_string());
         if !dogs.iter().any(|(d, _)| *d == dev) {
             let t = watchdog_timeout(&dev, seams);
             dogs.push((dev, t));
@@ -562,82 +580,42 @@ fn restore_qdiscs(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
 }
 
 /// The share files (export table, nfs settings, the Samba include,
-/// ksmbd.conf) whose digest is not the one observed before: their text
-/// back from the `.bak` copy the candidate's write kept, where its digest
-/// is that one; a file that was absent renamed to `.bak` (the copy kept).
-/// After the export table, `exportfs -ra` (not under `--root`).
-fn restore_files(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    let digest = |b: Vec<u8>| confirm::Digest::of(&b).to_string();
-    for (path, was) in snapshot::entries(observed, "file") {
-        let now = seams.files.read(Path::new(path)).map_or_else(|_| "absent".to_string(), digest);
-        if now == was {
-            continue;
-        }
+/// ksmbd.conf) that differ from before: their text back from the `.bak`
+/// copy the candidate's write kept, where its digest is the one observed
+/// (as steps of an apply: the export table's runs exportfs -ra); a file
+/// that was absent renamed to `.bak` (the copy kept), and after an export
+/// table `exportfs -ra` (neither under `--root`).
+fn restore_files(changed: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'_>) -> Vec<crate::plan::Action> {
+    let mut actions = Vec::new();
+    for &(path, was) in changed {
         let bak = format!("{path}.bak");
         let exports = path == crate::paths::EXPORTS || path == share::EXPORTS_DROP_IN;
         let reload = exports && !seams.files.relocated();
-        let r = if was == "absent" {
-            match seams.files.rename(Path::new(path), Path::new(&bak)) {
-                Ok(()) if reload => share::exportfs(seams, path).map_err(|e| e.to_string()),
-                r => r.map_err(|e| e.to_string()),
+        let path = path.to_string();
+        if was == "absent" {
+            let mut r = seams.files.rename(Path::new(&path), Path::new(&bak));
+            if reload && r.is_ok() {
+                let cmd = Cmd { program: "exportfs", args: &["-ra"], stdin: None, timeout: std::time::Duration::from_secs(60) };
+                r = seams
+                    .runner
+                    .run(&cmd)
+                    .and_then(|o| if o.success() { Ok(()) } else { Err(std::io::Error::other(o.ended().to_string())) });
             }
-        } else {
-            match seams.files.read(Path::new(&bak)) {
-                Ok(b) if digest(b.clone()) == was => {
-                    let text = String::from_utf8_lossy(&b).into_owned();
-                    let path = path.to_string();
-                    let a = if exports { share::Action::Exports { path, text, reload } } else { share::Action::WriteFile { path, text } };
-                    share::apply(&a, seams).map_err(|e| e.to_string())
-                }
-                _ => Err(format!("{bak} is not the copy from before ({was})")),
+            if let Err(e) = r {
+                say(io, format_args!("{path}: cannot remove it, which the candidate wrote: {e}"));
             }
-        };
-        if let Err(e) = r {
-            say(io, format_args!("{path}: cannot set it back: {e}"));
-        }
-    }
-}
-
-/// nfsd's knobs, the block devices' read-ahead and the watchdogs'
-/// timeouts, set back to their values from before where they differ.
-/// nfsd takes versions and max_block_size only while stopped: a nfsd that
-/// was stopped is stopped first, one that ran is started last.
-fn restore_knobs(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    let stop_first = snapshot::entries(observed, "nfsd").any(|e| e == ("threads", "0"));
-    for knob in [Knob::Threads, Knob::Versions, Knob::MaxBlockSize, Knob::Threads].into_iter().skip(usize::from(!stop_first)) {
-        let Some((_, was)) = snapshot::entries(observed, "nfsd").find(|(k, _)| *k == knob.file()) else { continue };
-        let path = format!("{}/{}", crate::paths::PROC_NFSD, knob.file());
-        let now = seams.files.read(Path::new(&path)).map(|b| snapshot::words(&String::from_utf8_lossy(&b)));
-        if was == snapshot::UNKNOWN || now.is_ok_and(|n| n == was) {
             continue;
         }
-        if let Err(e) = share::apply(&share::Action::Nfsd { knob, value: was.to_string(), from: None }, seams) {
-            say(io, format_args!("{e}"));
-        }
-    }
-    for (device, was) in snapshot::entries(observed, "read_ahead_kb") {
-        let Ok(read_ahead_kb) = was.parse() else { continue };
-        let a = crate::storage::Action { device: device.to_string(), read_ahead_kb, from: None };
-        if let Err(e) = crate::storage::apply(&a, seams) {
-            say(io, format_args!("{e}"));
-        }
-    }
-    for (dev, was) in snapshot::entries(observed, "watchdog") {
-        let Some(timeout) = was.strip_prefix("timeout ").and_then(|t| t.parse().ok()) else { continue };
-        if watchdog_timeout(dev, seams) == Some(timeout) {
-            continue;
-        }
-        // Busy: `run` holds it (a log line says so); its reload of the
-        // last good profile sets the timeout, and the check below reports
-        // it until then.
-        let a = crate::watchdog::Action { device: Some(dev.to_string()), timeout, interval: 1 };
-        match crate::watchdog::apply(&a, seams) {
-            Ok(dog) => {
-                let _ = dog.map(crate::watchdog::Device::close);
+        match seams.files.read(Path::new(&bak)) {
+            Ok(b) if confirm::Digest::of(&b).to_string() == was => {
+                let text = String::from_utf8_lossy(&b).into_owned();
+                let a = if exports { share::Action::Exports { path, text, reload } } else { share::Action::WriteFile { path, text } };
+                actions.push(crate::plan::Action::Nfs(a));
             }
-            Err(e) => say(io, format_args!("{e}")),
+            _ => say(io, format_args!("{path}: cannot set it back: {bak} is not the copy from before ({was})")),
         }
     }
+    actions
 }
 
 /// `status`'s lines about the journal.

@@ -61,8 +61,6 @@
 //! hand-edited, another format) is an error that names the file and the
 //! line; nothing is applied or reverted on its word.
 
-#[cfg(test)]
-pub(crate) mod fake;
 pub(crate) mod snapshot;
 #[cfg(test)]
 mod tests;

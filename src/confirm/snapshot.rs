@@ -15,6 +15,7 @@
 
 use std::fmt::{self, Write as _};
 
+use crate::paths;
 use crate::plan::Observed;
 use crate::seam::netif::{Kind, LinkInfo};
 use crate::sys::tc;
@@ -39,12 +40,15 @@ pub(crate) fn lines(observed: &[&Observed], watchdogs: &[(String, Option<u32>)])
             None => format!("watchdog {dev} = {UNKNOWN}"),
         });
     }
-    // By name, and of one name the known value first: the one kept.
-    m.sort_by_key(|l| {
-        let (k, v) = split(l);
-        (k.to_string(), v == UNKNOWN)
+    by_name(&mut m);
+    // Of one name, the first known value is kept.
+    m.dedup_by(|later, first| {
+        let same = split(later).0 == split(first).0;
+        if same && split(first).1 == UNKNOWN {
+            std::mem::swap(later, first);
+        }
+        same
     });
-    m.dedup_by(|later, first| split(later).0 == split(first).0);
     m
 }
 
@@ -121,18 +125,22 @@ fn one(o: &Observed, m: &mut Vec<String>) {
             None => m.push(format!("file {path} = absent")),
         }
     }
+    // Kernel files a write sets back: nfsd's knobs, the read-ahead.
     let nfsd = &o.nfs.nfsd;
     if nfsd.present {
-        let num = |v: Option<u32>| v.map_or_else(|| UNKNOWN.to_string(), |v| v.to_string());
-        m.push(format!("nfsd threads = {}", num(nfsd.threads)));
-        m.push(format!("nfsd versions = {}", nfsd.versions.as_deref().map_or(UNKNOWN.to_string(), words)));
-        m.push(format!("nfsd max_block_size = {}", num(nfsd.max_block_size)));
+        let num = |v: Option<u32>| v.map(|v| v.to_string());
+        for (k, v) in [
+            ("threads", num(nfsd.threads)),
+            ("versions", nfsd.versions.as_deref().map(words)),
+            ("max_block_size", num(nfsd.max_block_size)),
+        ] {
+            m.push(format!("knob {}/{k} = {}", paths::PROC_NFSD, v.as_deref().unwrap_or(UNKNOWN)));
+        }
     }
     for (dev, kb) in &o.storage.read_ahead_kb {
-        m.push(match kb {
-            Some(kb) => format!("read_ahead_kb {dev} = {kb}"),
-            None => format!("read_ahead_kb {dev} = absent"),
-        });
+        if let Some(kb) = kb {
+            m.push(format!("knob {}/{dev}/queue/read_ahead_kb = {kb}", paths::SYS_BLOCK));
+        }
     }
     m.push(match &o.firewall.loaded {
         Some(l) => format!("firewall = sealed {} hooks {:x}", super::Digest(l.digest), l.hook_devices),
@@ -144,6 +152,25 @@ fn one(o: &Observed, m: &mut Vec<String>) {
 /// word and its space), without it: `("eth1", "device up mtu 1500 ...")`.
 pub(crate) fn entries<'a>(lines: &'a [String], kind: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
     lines.iter().filter_map(move |l| l.strip_prefix(kind)?.strip_prefix(' ')?.split_once(" = "))
+}
+
+/// The [`entries`] of `before` whose value `now` does not have (another
+/// value, or the name absent); never those of value [`UNKNOWN`].
+pub(crate) fn changed<'a>(before: &'a [String], now: &[String], kind: &'a str) -> Vec<(&'a str, &'a str)> {
+    let mut out = Vec::new();
+    for l in before {
+        let (name, v) = split(l);
+        if let Some(rest) = name.strip_prefix(kind).and_then(|r| r.strip_prefix(' ')) {
+            if v != UNKNOWN && find(now, name) != Some(v) {
+                out.push((rest, v));
+            }
+        }
+    }
+    out
+}
+
+fn find<'a>(lines: &'a [String], k: &str) -> Option<&'a str> {
+    lines.iter().map(|l| split(l)).find(|(n, _)| *n == k).map(|(_, v)| v)
 }
 
 /// A qdisc's name and value, as its line has them.
@@ -193,9 +220,6 @@ pub(crate) fn words(v: &str) -> String {
 /// The names whose values differ between two sets of lines, each as
 /// "NAME: was X, now Y" (absent on one side: "absent").
 pub(crate) fn differences(before: &[String], after: &[String]) -> Vec<String> {
-    fn find<'a>(lines: &'a [String], k: &str) -> Option<&'a str> {
-        lines.iter().map(|l| split(l)).find(|(n, _)| *n == k).map(|(_, v)| v)
-    }
     let mut out = Vec::new();
     for (k, v) in before.iter().map(|l| split(l)) {
         match find(after, k) {

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use super::fake::MemFiles;
 use super::*;
+use crate::seam::fake::FakeFiles;
 
 const GOOD: &[u8] = b"[board]\nname = \"a\"\n";
 const CAND: &[u8] = b"[board]\nname = \"b\"\n";
@@ -127,21 +127,18 @@ fn a_corrupt_journal_says_which_line() {
 
 #[test]
 fn written_pending_then_settled_by_rename() {
-    let mut f = MemFiles::default();
+    let mut f = FakeFiles::default();
     let mut j = pending();
     write_pending(&mut f, &j).unwrap();
-    assert_eq!(f.ops, ["replace /var/lib/nasboot/confirm.pending"]);
+    assert_eq!(*f.journal.borrow(), ["replace /var/lib/nasboot/confirm.pending"]);
     let (back, place) = read(&mut f, Path::new("/etc/nasboot.toml")).unwrap().unwrap();
     assert_eq!((back, place), (j.clone(), Place::Pending));
     j.confirm(CAND.to_vec()).unwrap();
     write_settled(&mut f, &j).unwrap();
+    assert_eq!(f.stats, [Path::new(PENDING)]);
     assert_eq!(
-        &f.ops[1..],
-        [
-            "stat /var/lib/nasboot/confirm.pending",
-            "replace /var/lib/nasboot/confirm.pending",
-            "rename /var/lib/nasboot/confirm.pending /var/lib/nasboot/confirm"
-        ]
+        f.journal.borrow()[1..],
+        ["replace /var/lib/nasboot/confirm.pending", "rename /var/lib/nasboot/confirm.pending /var/lib/nasboot/confirm"]
     );
     assert!(!f.files.contains_key(Path::new(PENDING)));
     let (back, place) = read(&mut f, Path::new("/etc/nasboot.toml")).unwrap().unwrap();
@@ -150,7 +147,7 @@ fn written_pending_then_settled_by_rename() {
 
 #[test]
 fn a_crash_between_the_settled_write_and_the_rename_is_finished_by_the_next_read() {
-    let mut f = MemFiles::default();
+    let mut f = FakeFiles::default();
     let mut j = pending();
     j.reject("reverted").unwrap();
     f.files.insert(PENDING.into(), j.render());
@@ -163,7 +160,7 @@ fn a_crash_between_the_settled_write_and_the_rename_is_finished_by_the_next_read
 fn a_settle_finished_by_another_reader_is_no_error() {
     // `confirm` writes the settled state into the pending file; a holder's
     // `read` renames it before `confirm` does.
-    let mut f = MemFiles::default();
+    let mut f = FakeFiles::default();
     let mut j = pending();
     write_pending(&mut f, &j).unwrap();
     j.confirm(CAND.to_vec()).unwrap();
@@ -176,18 +173,18 @@ fn a_settle_finished_by_another_reader_is_no_error() {
 
 #[test]
 fn errors_name_the_file() {
-    let mut f = MemFiles::default();
+    let mut f = FakeFiles::default();
     f.files.insert(PENDING.into(), b"nasboot confirm journal 1\nstate pen".to_vec());
     let e = read(&mut f, Path::new("/etc/nasboot.toml")).unwrap_err();
     assert_eq!(
         e.to_string(),
         "/var/lib/nasboot/confirm.pending:2: the confirm journal is unusable: truncated (remove it once the board is as wanted)"
     );
-    let mut f = MemFiles::default();
+    let mut f = FakeFiles::default();
     f.files.insert(SETTLED.into(), pending().render());
     let e = read(&mut f, Path::new("/etc/other.toml")).unwrap_err();
     assert_eq!(e.to_string(), "/var/lib/nasboot/confirm: the confirm journal is for the profile /etc/nasboot.toml, not this one");
-    let mut f = MemFiles { read_only: true, ..MemFiles::default() };
+    let mut f = FakeFiles { fail_writes: Some(io::ErrorKind::ReadOnlyFilesystem), ..FakeFiles::default() };
     let e = write_pending(&mut f, &pending()).unwrap_err();
     assert!(matches!(&e, Error::Io { path: PENDING, op: "write", .. }), "{e:?}");
     assert!(e.to_string().starts_with("/var/lib/nasboot/confirm.pending: cannot write the confirm journal: Read-only file system"), "{e}");
@@ -196,7 +193,7 @@ fn errors_name_the_file() {
 
 #[test]
 fn nothing_written_reads_as_none() {
-    let mut f = MemFiles::default();
+    let mut f = FakeFiles::default();
     assert_eq!(read(&mut f, Path::new("/etc/nasboot.toml")).unwrap(), None);
 }
 

@@ -495,7 +495,7 @@ fn ksmbd_control(seams: &mut Seams<'_>, change: ksmbd::Change) -> Result<(), Err
 }
 
 /// `exportfs -ra`, with its file:line complaints in the error.
-pub(crate) fn exportfs(seams: &mut Seams<'_>, written: &str) -> Result<(), Error> {
+fn exportfs(seams: &mut Seams<'_>, written: &str) -> Result<(), Error> {
     if seams.runner.which("exportfs").is_none() {
         return Err(Error::ExportfsMissing { written: written.to_string() });
     }

@@ -26,23 +26,8 @@
 #
 #   tests/apply/confirm-kill.sh        # uses $NASBOOT_DIST or target/dist
 set -eu
-# shellcheck source=../lib.sh
-. "$(cd "$(dirname "$0")/.." && pwd)/lib.sh"
-# shellcheck source=../../scripts/lib/netns.sh
-. "$T_TOP/scripts/lib/netns.sh"
-# shellcheck source=../firewall/lib.sh
-. "$T_TOP/tests/firewall/lib.sh"
-
-if [ -z "${NB_CONFIRM_KILL_NS:-}" ]; then
-	t_need util-linux iproute2 nftables socat
-	exec env NB_CONFIRM_KILL_NS=1 unshare -m --propagation private bash "$0" "$@"
-fi
-
-read -ra NB <<<"$(nasboot_for host)"
-if [ ! -x "${NB[0]}" ]; then
-	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
-	exit 1
-fi
+# shellcheck source=confirm-lib.sh
+. "$(dirname "$0")/confirm-lib.sh"
 RUNS=${KILL_RUNS:-200}
 WORKERS=4
 TOPW=$(mktemp -d /tmp/nasboot-confirm-kill.XXXXXX)
@@ -56,8 +41,7 @@ worker() {
 	R=$W/root
 	mkdir -p "$W"
 	cp "${NB[0]}" "$W/nasboot"
-	# shellcheck source=confirm-lib.sh
-	. "$T_TOP/tests/apply/confirm-lib.sh"
+	cf_init
 	cf_setup >/dev/null
 	cf_reset_a
 	cf_observe >"$W/A.obs"

@@ -1,17 +1,24 @@
 # shellcheck shell=bash
-# Helpers for tests/apply/confirm.sh and confirm-kill.sh: profiles A and
-# B, a board in network namespaces with nasboot under a --root, and its
-# observation. Sourced after tests/lib.sh, scripts/lib/netns.sh and
-# tests/firewall/lib.sh, with P (the netns prefix), W (a scratch
-# directory) and R (the root, under W) set, and nasboot copied to
-# $W/nasboot.
+# shellcheck source-path=SCRIPTDIR
+# The prologue and helpers of tests/apply/confirm.sh and confirm-kill.sh:
+# profiles A and B, a board in network namespaces with nasboot under a
+# --root, and its observation. Sourced first thing: it sources
+# tests/lib.sh, scripts/lib/netns.sh and tests/firewall/lib.sh, re-runs
+# the script in a mount namespace of its own (unshare -m: /var/lib is
+# mounted read-only there), and checks that the host's nasboot is built
+# (NB: its argv). The helpers want P (the netns prefix), W (a scratch
+# directory) and R (the root, under W) set, nasboot copied to
+# $W/nasboot, and cf_init run once (in each worker).
 #
+#   cf_init              after P, W and R: the PATH without nft
 #   cf_setup             the namespaces (again), profile A in force
 #   cf_reset_a           A in force again on the same namespaces: the
 #                        journal removed, A applied, what A does not name
 #                        (vp0 up, ip_default_ttl) set back by hand
 #   cf_observe           the board, one field a line: links, addresses,
-#                        routes, `nft list ruleset`, sysctls, qdiscs, exports
+#                        routes, `nft list ruleset`, sysctls (global and
+#                        per interface), txqueuelen, qdiscs, exports, and
+#                        the read-ahead of $CF_LOOP when set
 #   cf_probe ADDR        the LAN host's TCP probe of ADDR:22: answered|refused
 #   cf_kill_holders      kill -9 the holders under this root
 #   cf_same DESC A B     t_ok when observations A and B are equal, else
@@ -20,6 +27,24 @@
 #   nb ARGS              nasboot -r $R ARGS in the box (B is /etc/b.toml there)
 #   box CMD              CMD in the box
 
+# shellcheck source=../lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/lib.sh"
+# shellcheck source=../../scripts/lib/netns.sh
+. "$T_TOP/scripts/lib/netns.sh"
+# shellcheck source=../firewall/lib.sh
+. "$T_TOP/tests/firewall/lib.sh"
+
+if [ -z "${NB_CONFIRM_NS:-}" ]; then
+	t_need util-linux iproute2 nftables socat
+	exec env NB_CONFIRM_NS=1 unshare -m --propagation private bash "$0" "$@"
+fi
+
+read -ra NB <<<"$(nasboot_for host)"
+if [ ! -x "${NB[0]}" ]; then
+	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
+	exit 1
+fi
+
 # The holders this suite started: nasboot processes whose argv names our root.
 cf_kill_holders() {
 	local pid
@@ -27,7 +52,7 @@ cf_kill_holders() {
 		kill -9 "$pid" 2>/dev/null || true
 	done
 }
-NONFT=$(t_path_without_nft "$W/nonft")
+cf_init() { NONFT=$(t_path_without_nft "$W/nonft"); }
 nb() { ip netns exec "${P}box" env PATH="$NONFT" "$W/nasboot" -r "$R" "$@"; }
 box() { ip netns exec "${P}box" "$@"; }
 
@@ -87,8 +112,10 @@ cf_setup() {
 	ip -n "${P}box" link set vp0 up
 	ip -n "${P}box" link set vp1 up
 	ip -n "${P}box" link set eth0 up
-	mkdir -p "$R/srv/a" "$R/srv/b" "$R/var/lib/nasboot"
+	mkdir -p "$R/srv/a" "$R/srv/b" "$R/var/lib/nasboot" "$R/sys"
 	fw_root "$R" "$A_TEXT"
+	# The block devices' read-ahead, where a profile names one.
+	ln -sfn /sys/block "$R/sys/block"
 	printf '%s' "$A_TEXT" >"$W/a.toml"
 	# The candidate is read through --root, as the profile is.
 	printf '%s' "$B_TEXT" >"$R/etc/b.toml"
@@ -130,6 +157,13 @@ cf_observe() {
 		for k in ip_default_ttl ip_forward ip_local_port_range; do
 			echo "sysctl $k $(box cat /proc/sys/net/ipv4/$k)"
 		done
+		for i in eth1 vp1; do
+			for k in arp_ignore rp_filter accept_redirects; do
+				echo "sysctl $i.$k $(box cat "/proc/sys/net/ipv4/conf/$i/$k")"
+			done
+			echo "qlen $i $(box cat "/sys/class/net/$i/tx_queue_len")"
+		done
+		[ -z "${CF_LOOP:-}" ] || echo "read_ahead_kb $CF_LOOP $(cat "/sys/block/$CF_LOOP/queue/read_ahead_kb")"
 		box tc qdisc show | awk '{print "qdisc", $0}' | sort
 		awk '{print "export", $0}' "$R/etc/exports" 2>/dev/null
 	} 2>&1

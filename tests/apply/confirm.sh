@@ -9,8 +9,11 @@
 # one export. Candidate B moves eth1 to 192.168.20.1/24, closes SSH
 # (lan_services = []), adds a bridge br0 with a port (vp0) and an address,
 # sets net.ipv4.ip_default_ttl (which A does not name) and exports another
-# path. (This kernel has neither VLANs nor cake: the board suites cover
-# those.)
+# path; here it also gives vp1, which A does not name, an MTU, a
+# txqueuelen and net.ipv4.conf.vp1.arp_ignore, and sets the read-ahead of
+# a loop device (skipped, and said, where losetup finds none). (This
+# kernel has neither VLANs nor cake, and no nfsd file system for nfsd's
+# knobs: the board suites and the unit tests cover those.)
 #
 #   1. not confirmed: `apply --confirm 3 B` returns with B in force (the
 #      LAN host's TCP probe of port 22 is refused), the journal pending
@@ -31,23 +34,8 @@
 #
 #   tests/apply/confirm.sh            # uses $NASBOOT_DIST or target/dist
 set -eu
-# shellcheck source=../lib.sh
-. "$(cd "$(dirname "$0")/.." && pwd)/lib.sh"
-# shellcheck source=../../scripts/lib/netns.sh
-. "$T_TOP/scripts/lib/netns.sh"
-# shellcheck source=../firewall/lib.sh
-. "$T_TOP/tests/firewall/lib.sh"
-
-if [ -z "${NB_CONFIRM_NS:-}" ]; then
-	t_need util-linux iproute2 nftables socat
-	exec env NB_CONFIRM_NS=1 unshare -m --propagation private bash "$0" "$@"
-fi
-
-read -ra NB <<<"$(nasboot_for host)"
-if [ ! -x "${NB[0]}" ]; then
-	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
-	exit 1
-fi
+# shellcheck source=confirm-lib.sh
+. "$(dirname "$0")/confirm-lib.sh"
 P=nbcf
 W=$(mktemp -d /tmp/nasboot-confirm.XXXXXX)
 R=$W/root
@@ -56,14 +44,33 @@ cleanup() {
 	cf_kill_holders
 	fw_stop_listeners
 	umount "$R/var/lib" 2>/dev/null || true
+	[ -z "${CF_LOOP:-}" ] || losetup -d "/dev/$CF_LOOP" 2>/dev/null || true
 	netns_board_down "$P"
 	rm -rf "$W"
 	exit $st
 }
 trap cleanup EXIT
 cp "${NB[0]}" "$W/nasboot"
-# shellcheck source=confirm-lib.sh
-. "$T_TOP/tests/apply/confirm-lib.sh"
+cf_init
+CF_LOOP=""
+truncate -s 1M "$W/disk.img"
+if dev=$(losetup -f --show "$W/disk.img" 2>"$W/losetup.err"); then
+	CF_LOOP=${dev#/dev/}
+else
+	echo "skip: read-ahead: no loop device here ($(cat "$W/losetup.err"))"
+fi
+B_TEXT+='[[interface]]
+name = "vp1"
+mtu = 1400
+txqueuelen = 500
+[interface.sysctl]
+"ipv4.arp_ignore" = 2
+'
+[ -z "$CF_LOOP" ] || B_TEXT+="[[storage]]
+device = \"$CF_LOOP\"
+read_ahead_kb = 4096
+"
+grep -qw nfsd /proc/filesystems || echo "skip: nfsd's knobs: this kernel has no nfsd file system (the unit tests cover them)"
 
 # --- 1. not confirmed --------------------------------------------------
 cf_setup
@@ -81,6 +88,10 @@ cf_observe >"$W/B.obs"
 t_has "B: eth1 has B's address" "addr eth1 inet 192.168.20.1/24" "$(cat "$W/B.obs")"
 t_has "B: br0 is there with vp0 in it" "master br0" "$(grep 'link vp0' "$W/B.obs")"
 t_eq "B: ip_default_ttl" "sysctl ip_default_ttl 99" "$(grep 'sysctl ip_default_ttl' "$W/B.obs")"
+t_has "B: vp1's MTU" "mtu 1400" "$(grep 'link vp1' "$W/B.obs")"
+t_eq "B: vp1's txqueuelen" "qlen vp1 500" "$(grep '^qlen vp1' "$W/B.obs")"
+t_eq "B: vp1's arp_ignore" "sysctl vp1.arp_ignore 2" "$(grep 'sysctl vp1.arp_ignore' "$W/B.obs")"
+[ -z "$CF_LOOP" ] || t_eq "B: $CF_LOOP's read-ahead" "read_ahead_kb $CF_LOOP 4096" "$(grep '^read_ahead_kb' "$W/B.obs")"
 box ip addr add 192.168.20.9/24 dev eth1 2>/dev/null || true
 ip -n "${P}lan" addr add 192.168.20.2/24 dev eth0
 t_eq "B: the LAN host's probe of port 22 is refused" refused "$(cf_probe 192.168.20.1)"

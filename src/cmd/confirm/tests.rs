@@ -1,16 +1,13 @@
 //! `apply --confirm`, `confirm`, `rollback` and the start's revert on a
-//! fake board, with the journal's files in `confirm::fake::MemFiles`
-//! (replace and rename as the real seam does them).
+//! fake board (its files replace and rename as the real seam does).
 
 use std::path::Path;
 
 use super::super::{dispatch, Io};
 use crate::cli;
-use crate::confirm::fake::MemFiles;
 use crate::confirm::{self, Journal, State};
 use crate::exit::Status;
 use crate::seam::fake::FakeBoard;
-use crate::seam::Seams;
 
 const A: &[u8] = b"[board]\nname = \"a\"\n[firewall]\nprofile = \"off\"\n";
 const B: &[u8] = b"[board]\nname = \"b\"\n[firewall]\nprofile = \"off\"\n[sysctl.set]\n\"net.ipv4.ip_default_ttl\" = 99\n";
@@ -18,7 +15,6 @@ const PROFILE: &str = "/etc/nasboot.toml";
 
 struct Board {
     fake: FakeBoard,
-    files: MemFiles,
 }
 
 fn board() -> Board {
@@ -27,37 +23,27 @@ fn board() -> Board {
     if let Ok(exe) = std::env::current_exe() {
         fake.runner.programs.insert(exe.to_string_lossy().into_owned());
     }
-    let mut files = MemFiles::default();
-    files.files.insert(PROFILE.into(), A.to_vec());
-    files.files.insert("/etc/b.toml".into(), B.to_vec());
-    files.files.insert(crate::paths::BOOT_ID.into(), b"11111111-2222\n".to_vec());
-    Board { fake, files }
+    let files = &mut fake.files.files;
+    files.insert(PROFILE.into(), A.to_vec());
+    files.insert("/etc/b.toml".into(), B.to_vec());
+    files.insert(crate::paths::BOOT_ID.into(), b"11111111-2222\n".to_vec());
+    Board { fake }
 }
 
 fn run(b: &mut Board, args: &[&str]) -> (Status, String, String) {
     let cli = cli::parse(args.iter().copied()).expect("valid command line");
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let status = {
-        let f = &mut b.fake;
-        let mut seams = Seams {
-            files: &mut b.files,
-            sysctl: &mut f.sysctl,
-            runner: &mut f.runner,
-            netif: &mut f.netif,
-            nft: &mut f.nft,
-            watchdog: &mut f.watchdog,
-        };
-        dispatch(&cli, &mut seams, &mut Io { out: &mut out, err: &mut err })
-    };
+    let status = dispatch(&cli, &mut b.fake.seams(), &mut Io { out: &mut out, err: &mut err });
     (status, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
 }
 
 fn journal(b: &Board, path: &str) -> Journal {
-    Journal::parse(b.files.files.get(Path::new(path)).expect("a journal")).unwrap()
+    Journal::parse(b.fake.files.files.get(Path::new(path)).expect("a journal")).unwrap()
 }
 
-fn writes(b: &Board) -> Vec<&str> {
-    b.files.ops.iter().filter(|o| !o.starts_with("stat ")).map(String::as_str).collect()
+/// The files written and renamed, in order.
+fn writes(b: &Board) -> Vec<String> {
+    b.fake.effects().into_iter().filter(|o| o.starts_with("replace ") || o.starts_with("rename ")).collect()
 }
 
 #[test]
@@ -69,7 +55,7 @@ fn a_candidate_is_journaled_before_it_is_put_in_place_and_applied() {
     let j = journal(&b, confirm::PENDING);
     assert_eq!((j.state, j.good.as_slice(), j.candidate), (State::Pending, A, confirm::Digest::of(B)));
     assert!(j.observed.iter().any(|l| l == "sysctl net.ipv4.ip_default_ttl = 64"), "{:?}", j.observed);
-    assert_eq!(b.files.files[Path::new(PROFILE)], B);
+    assert_eq!(b.fake.files.files[Path::new(PROFILE)], B);
     assert_eq!(b.fake.sysctl.values["net.ipv4.ip_default_ttl"], "99");
     assert!(b.fake.effects().iter().any(|e| e.starts_with("start ") && e.ends_with("confirm-hold")), "{:?}", b.fake.effects());
     assert!(out.contains("keep it with: nasboot -c /etc/nasboot.toml confirm"), "{out}");
@@ -78,24 +64,24 @@ fn a_candidate_is_journaled_before_it_is_put_in_place_and_applied() {
 #[test]
 fn a_candidate_failing_check_is_refused_before_anything_is_journaled() {
     let mut b = board();
-    b.files.files.insert("/etc/b.toml".into(), b"[board]\nname = \"b\"\nbogus = 1\n".to_vec());
+    b.fake.files.files.insert("/etc/b.toml".into(), b"[board]\nname = \"b\"\nbogus = 1\n".to_vec());
     let (status, _, err) = run(&mut b, &["apply", "--confirm", "30", "/etc/b.toml"]);
     assert_eq!(status, Status::Usage);
     assert!(err.contains("/etc/b.toml:3:1: board.bogus"), "{err}");
-    assert!(writes(&b).is_empty(), "{:?}", b.files.ops);
+    assert!(writes(&b).is_empty(), "{:?}", writes(&b));
     assert!(b.fake.effects().is_empty(), "{:?}", b.fake.effects());
 }
 
 #[test]
 fn a_read_only_var_lib_refuses_with_nothing_changed() {
     let mut b = board();
-    b.files.read_only = true;
+    b.fake.files.fail_writes = Some(std::io::ErrorKind::ReadOnlyFilesystem);
     let (status, _, err) = run(&mut b, &["apply", "--confirm", "30", "/etc/b.toml"]);
     assert_eq!(status, Status::Failure);
     assert!(err.contains("/var/lib/nasboot/confirm.pending: cannot write the confirm journal"), "{err}");
     assert!(err.contains("nothing was changed"), "{err}");
     assert!(b.fake.effects().is_empty(), "{:?}", b.fake.effects());
-    assert_eq!(b.files.files[Path::new(PROFILE)], A);
+    assert_eq!(b.fake.files.files[Path::new(PROFILE)], A);
 }
 
 #[test]
@@ -109,8 +95,8 @@ fn one_candidate_at_a_time_unless_rolled_back_first() {
     }
     let (status, _, err) = run(&mut b, &["apply", "--rollback-first"]);
     assert_eq!(status, Status::Ok, "{err}");
-    assert_eq!(b.files.files[Path::new(PROFILE)], A);
-    assert_eq!(b.files.files[Path::new("/etc/nasboot.toml.rejected")], B);
+    assert_eq!(b.fake.files.files[Path::new(PROFILE)], A);
+    assert_eq!(b.fake.files.files[Path::new("/etc/nasboot.toml.rejected")], B);
     assert_eq!(b.fake.sysctl.values["net.ipv4.ip_default_ttl"], "64", "set back: A does not name it");
     assert_eq!(journal(&b, confirm::SETTLED).state, State::RolledBack);
 }
@@ -123,7 +109,7 @@ fn confirm_keeps_the_candidate_as_the_last_good() {
     assert!(err.contains("no candidate is pending"), "{err}");
     assert_eq!(run(&mut b, &["apply", "--confirm", "30", "/etc/b.toml"]).0, Status::Ok);
     assert_eq!(run(&mut b, &["confirm"]).0, Status::Ok);
-    assert!(!b.files.files.contains_key(Path::new(confirm::PENDING)));
+    assert!(!b.fake.files.files.contains_key(Path::new(confirm::PENDING)));
     let j = journal(&b, confirm::SETTLED);
     assert_eq!((j.state, j.good.as_slice()), (State::Confirmed, B));
     assert_eq!(run(&mut b, &["confirm"]).0, Status::Failure);
@@ -145,13 +131,13 @@ fn a_start_in_another_boot_reverts_before_anything_else() {
     let mut b = board();
     assert_eq!(run(&mut b, &["apply", "--confirm", "3600", "/etc/b.toml"]).0, Status::Ok);
     // The board was reset inside the window: another boot id, a small clock.
-    b.files.files.insert(crate::paths::BOOT_ID.into(), b"33333333-4444\n".to_vec());
-    b.files.ops.clear();
+    b.fake.files.files.insert(crate::paths::BOOT_ID.into(), b"33333333-4444\n".to_vec());
+    b.fake.files.stats.clear();
     let (status, _, err) = run(&mut b, &["run"]);
     assert_eq!(status, Status::Ok, "{err}");
     assert!(err.contains("the board restarted inside its window"), "{err}");
-    assert_eq!(b.files.ops[0], "stat /var/lib/nasboot/confirm.pending", "the journal first");
-    assert_eq!(b.files.files[Path::new(PROFILE)], A);
+    assert_eq!(b.fake.files.stats[0], Path::new(confirm::PENDING), "the journal first");
+    assert_eq!(b.fake.files.files[Path::new(PROFILE)], A);
     let j = journal(&b, confirm::SETTLED);
     assert_eq!(j.state, State::RolledBack);
     assert!(j.note.contains("the board matches its observation from before the candidate"), "{}", j.note);
@@ -160,7 +146,7 @@ fn a_start_in_another_boot_reverts_before_anything_else() {
 #[test]
 fn a_corrupt_journal_stops_apply_and_brings_run_up_safe() {
     let mut b = board();
-    b.files.files.insert(confirm::PENDING.into(), b"nasboot confirm journal 1\nstate pend".to_vec());
+    b.fake.files.files.insert(confirm::PENDING.into(), b"nasboot confirm journal 1\nstate pend".to_vec());
     let (status, _, err) = run(&mut b, &["apply"]);
     assert_eq!(status, Status::Usage);
     assert!(err.contains("/var/lib/nasboot/confirm.pending:2: the confirm journal is unusable: truncated"), "{err}");
@@ -174,8 +160,9 @@ fn a_plain_apply_with_nothing_pending_stats_the_journal_once() {
     let mut b = board();
     let (status, _, err) = run(&mut b, &["apply"]);
     assert_eq!(status, Status::Ok, "{err}");
-    let journal_ops: Vec<_> = b.files.ops.iter().filter(|o| o.contains("/var/lib/nasboot/confirm")).collect();
-    assert_eq!(journal_ops, ["stat /var/lib/nasboot/confirm.pending"]);
+    let asked: Vec<_> = b.fake.files.stats.iter().filter(|p| p.starts_with("/var/lib/nasboot")).collect();
+    assert_eq!(asked, [Path::new(confirm::PENDING)]);
+    assert!(!b.fake.effects().iter().any(|e| e.contains("/var/lib/nasboot/confirm")), "{:?}", b.fake.effects());
 }
 
 #[test]
@@ -188,7 +175,7 @@ fn a_bridge_the_candidate_made_goes_even_without_the_alias() {
     b.fake.netif.add("eth1", 1);
     let with_bridge =
         b"[board]\nname = \"c\"\n[firewall]\nprofile = \"off\"\n[[interface]]\nname = \"br0\"\nkind = \"bridge\"\nports = [\"eth1\"]\n";
-    b.files.files.insert("/etc/c.toml".into(), with_bridge.to_vec());
+    b.fake.files.files.insert("/etc/c.toml".into(), with_bridge.to_vec());
     let (status, _, err) = run(&mut b, &["apply", "--confirm", "30", "/etc/c.toml"]);
     assert_eq!(status, Status::Ok, "{err}");
     b.fake.netif.links.get_mut("br0").expect("the candidate's bridge").alias = None;

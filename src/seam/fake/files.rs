@@ -1,4 +1,8 @@
-//! The fake [`Files`]: files in memory, with `flock`'s answers.
+//! The fake [`Files`]: files in memory, with `flock`'s answers. Replace
+//! keeps the previous copy as `PATH.bak` and rename moves the bytes (the
+//! source is gone), as the real seam does; `fail_writes` refuses every
+//! write, rename included (ReadOnlyFilesystem as the kernel's EROFS, a
+//! read-only /var/lib).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -11,8 +15,11 @@ use crate::seam::{Files, Lock, Replaced};
 pub(crate) struct FakeFiles {
     pub files: BTreeMap<PathBuf, Vec<u8>>,
     pub journal: Journal,
-    /// Make writes fail with this error (e.g. StorageFull for ENOSPC).
+    /// Make writes and renames fail with this error (e.g. StorageFull for
+    /// ENOSPC, ReadOnlyFilesystem for EROFS).
     pub fail_writes: Option<io::ErrorKind>,
+    /// Every `exists` asked (a stat on a board), in order.
+    pub stats: Vec<PathBuf>,
     /// Modification times (heartbeat files).
     /// Modification times since the epoch.
     pub mtimes: BTreeMap<PathBuf, std::time::Duration>,
@@ -50,6 +57,16 @@ impl Drop for FakeLock {
     }
 }
 
+impl FakeFiles {
+    fn refuse(&self) -> io::Result<()> {
+        match self.fail_writes {
+            Some(io::ErrorKind::ReadOnlyFilesystem) => Err(io::Error::from_raw_os_error(nix::libc::EROFS)),
+            Some(kind) => Err(io::Error::from(kind)),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Files for FakeFiles {
     fn relocated(&self) -> bool {
         self.relocated
@@ -61,6 +78,7 @@ impl Files for FakeFiles {
         self.files.get(path).cloned().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
     fn exists(&mut self, path: &Path) -> bool {
+        self.stats.push(path.to_path_buf());
         // A directory is there when something is in it, as on a board.
         self.files.contains_key(path) || self.unreadable.contains(path) || self.files.keys().any(|f| f.starts_with(path))
     }
@@ -69,9 +87,7 @@ impl Files for FakeFiles {
         self.files.keys().any(|f| f.starts_with(path) && f.as_path() != path)
     }
     fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
-        if let Some(kind) = self.fail_writes {
-            return Err(io::Error::from(kind));
-        }
+        self.refuse()?;
         let old = self.files.insert(path.to_path_buf(), data.to_vec());
         let how = match old {
             Some(o) if o == data => return Ok(Replaced::Unchanged),
@@ -86,10 +102,15 @@ impl Files for FakeFiles {
         self.journal.borrow_mut().push(format!("replace {}", path.display()));
         Ok(how)
     }
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        self.refuse()?;
+        let data = self.files.remove(from).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        self.files.insert(to.to_path_buf(), data);
+        self.journal.borrow_mut().push(format!("rename {} {}", from.display(), to.display()));
+        Ok(())
+    }
     fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()> {
-        if let Some(kind) = self.fail_writes {
-            return Err(io::Error::from(kind));
-        }
+        self.refuse()?;
         // As the kernel's: a control file is never created by a write.
         if !self.files.contains_key(path) {
             return Err(io::Error::from_raw_os_error(nix::libc::ENOENT));
