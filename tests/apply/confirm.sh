@@ -56,11 +56,15 @@ CF_LOOP=""
 truncate -s 1M "$W/disk.img"
 if dev=$(losetup -f --show "$W/disk.img" 2>"$W/losetup.err"); then
 	CF_LOOP=${dev#/dev/}
+	# A loop device keeps its read-ahead across detach and attach: A's
+	# is set here, so that B's differs from it.
+	echo 128 >"/sys/block/$CF_LOOP/queue/read_ahead_kb"
 else
 	echo "skip: read-ahead: no loop device here ($(cat "$W/losetup.err"))"
 fi
 B_TEXT+='[[interface]]
 name = "vp1"
+role = "lan"
 mtu = 1400
 txqueuelen = 500
 [interface.sysctl]
@@ -76,6 +80,7 @@ grep -qw nfsd /proc/filesystems || echo "skip: nfsd's knobs: this kernel has no 
 cf_setup
 cf_observe >"$W/A.obs"
 t_eq "A: the LAN host reaches port 22" answered "$(cf_probe 192.168.10.1)"
+[ -z "$CF_LOOP" ] || t_eq "A: $CF_LOOP's read-ahead" "read_ahead_kb $CF_LOOP 128" "$(grep '^read_ahead_kb' "$W/A.obs")"
 t0=$(cf_now_ms)
 out=$(nb apply --confirm 3 /etc/b.toml 2>"$W/c.err") && st=0 || st=$?
 t_eq "apply --confirm 3 B: exit 0" 0 "$st"
