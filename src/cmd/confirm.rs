@@ -383,7 +383,7 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     let cand = candidate.as_ref().map(|l| &l.profile);
     let now = if j.observed.is_empty() { Vec::new() } else { observe(good, cand, seams) };
     let ch = |kind| snapshot::changed(&j.observed, &now, kind);
-    restore_sysctls(&ch("sysctl"), seams, io);
+    restore_values(&ch("sysctl"), &ch("knob"), seams, io);
     // One read of the links for all three: set up or down, a link keeps
     // its name and index.
     if let Ok(links) = seams.netif.link_infos() {
@@ -392,15 +392,10 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
         remove_new_devices(good, &j.observed, &links, seams, io);
     }
     restore_qdiscs(&j.observed, seams, io);
-    for (path, was) in ch("knob") {
-        if let Err(e) = seams.files.write_kernel(Path::new(path), format!("{was}\n").as_bytes()) {
-            say(io, format_args!("{path}: cannot set it back to {was}: {e}"));
-        }
-    }
     // The files and the watchdog as an apply does them: the same steps.
-    let mut actions = restore_files(&ch("file"), seams, io);
+    let mut actions = restore_files(&ch("file"), seams);
     for (dev, was) in ch("watchdog") {
-        if let Some(timeout) = was.strip_prefix("timeout ").and_then(|t| t.parse().ok()) {
+        if let Ok(timeout) = was.parse() {
             actions.push(crate::plan::Action::Watchdog(crate::watchdog::Action { device: Some(dev.to_string()), timeout, interval: 1 }));
         }
     }
@@ -450,16 +445,18 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     }
 }
 
-/// The global sysctls observed before the candidate, set back where they
-/// differ now (the last good profile may not name those the candidate set).
-fn restore_sysctls(changed: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    for &(key, value) in changed {
-        // An interface's: `IF:KEY`, KEY whole (net.ipv4.conf.IF.rp_filter).
+/// The sysctls (global, and interfaces' `IF:KEY`) observed before the
+/// candidate, set back where they differ now (the last good profile may
+/// not name those the candidate set); the kernel files (`knobs`: nfsd's,
+/// the read-ahead) likewise.
+fn restore_values(sysctls: &[(&str, &str)], knobs: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+    for (i, &(key, value)) in sysctls.iter().chain(knobs).enumerate() {
         let key = key.split_once(':').map_or(key, |(_, k)| k);
         if value == "absent" {
             continue;
         }
-        if let Err(e) = seams.sysctl.set(key, value) {
+        let r = if i < sysctls.len() { seams.sysctl.set(key, value) } else { seams.files.write_kernel(Path::new(key), value.as_bytes()) };
+        if let Err(e) = r {
             say(io, format_args!("{key}: cannot set it back to {value}: {e}"));
         }
     }
@@ -476,8 +473,8 @@ fn restore_links(good: &Profile, changed: &[(&str, &str)], links: &[LinkInfo], s
         let Some((head, tail)) = value.split_once(" mtu ") else { continue };
         let was_up = head.ends_with(" up");
         let Some(now) = links.iter().find(|k| k.name.as_str() == name) else { continue };
-        let mut nums = tail.split(' ').filter_map(|w| w.parse::<u32>().ok());
-        let (mtu, qlen) = (nums.next().unwrap_or(now.state.mtu), nums.next().unwrap_or(now.state.txqueuelen));
+        let (mtu, qlen) = tail.split_once(" qlen ").unwrap_or((tail, ""));
+        let (mtu, qlen) = (mtu.parse().unwrap_or(now.state.mtu), qlen.parse().unwrap_or(now.state.txqueuelen));
         let r = if mtu != now.state.mtu { seams.netif.set_mtu(&now.name, mtu) } else { Ok(()) };
         let r = r.and_then(|()| if qlen != now.state.txqueuelen { seams.netif.set_txqueuelen(&now.name, qlen) } else { Ok(()) });
         if let Err(e) = r {
@@ -544,20 +541,14 @@ fn remove_new_devices(good: &Profile, observed: &[String], links: &[LinkInfo], s
 fn observe(cand: &Profile, good: Option<&Profile>, seams: &mut Seams<'_>) -> Vec<String> {
     let mut seen = vec![crate::plan::observe(cand, seams)];
     seen.extend(good.map(|g| crate::plan::observe(g, seams)));
-    let mut dogs: Vec<(String, Option<u32>)> = Vec::new();
+    let mut dogs = Vec::new();
     for w in cand.watchdog.iter().chain(good.and_then(|g| g.watchdog.as_ref())) {
-        let dev = w.device.as_ref().map_or(crate::paths::WATCHDOG_DEVICES[0].to_string(), |d| d.to_string());
-        if !dogs.iter().any(|(d, _)| *d == dev) {
-            let t = watchdog_timeout(&dev, seams);
-            dogs.push((dev, t));
-        }
+        let dev = w.device.as_ref().map_or(crate::paths::WATCHDOG_DEVICES[0], |d| d.as_str());
+        let t = crate::watchdog::device::read_u32(seams.files, &crate::watchdog::device::sysfs_dir(Path::new(dev)).join("timeout"));
+        dogs.push((dev, t));
     }
     let seen: Vec<&crate::plan::Observed> = seen.iter().collect();
     snapshot::lines(&seen, &dogs)
-}
-
-fn watchdog_timeout(dev: &str, seams: &mut Seams<'_>) -> Option<u32> {
-    crate::watchdog::device::read_u32(seams.files, &crate::watchdog::device::sysfs_dir(Path::new(dev)).join("timeout"))
 }
 
 /// nasboot's root and ingress qdiscs (its handle, or the ingress one)
@@ -580,40 +571,22 @@ fn restore_qdiscs(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
 }
 
 /// The share files (export table, nfs settings, the Samba include,
-/// ksmbd.conf) that differ from before: their text back from the `.bak`
-/// copy the candidate's write kept, where its digest is the one observed
-/// (as steps of an apply: the export table's runs exportfs -ra); a file
-/// that was absent renamed to `.bak` (the copy kept), and after an export
-/// table `exportfs -ra` (neither under `--root`).
-fn restore_files(changed: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'_>) -> Vec<crate::plan::Action> {
+/// ksmbd.conf) that differ from before, as steps of an apply (the export
+/// table's runs exportfs -ra): their text from the `.bak` copy the
+/// candidate's write kept (the check tells if it was not that one); a
+/// file that was absent is emptied, which is as good (its text kept in
+/// `.bak`).
+fn restore_files(changed: &[(&str, &str)], seams: &mut Seams<'_>) -> Vec<crate::plan::Action> {
     let mut actions = Vec::new();
     for &(path, was) in changed {
-        let bak = format!("{path}.bak");
-        let exports = path == crate::paths::EXPORTS || path == share::EXPORTS_DROP_IN;
-        let reload = exports && !seams.files.relocated();
-        let path = path.to_string();
-        if was == "absent" {
-            let mut r = seams.files.rename(Path::new(&path), Path::new(&bak));
-            if reload && r.is_ok() {
-                let cmd = Cmd { program: "exportfs", args: &["-ra"], stdin: None, timeout: std::time::Duration::from_secs(60) };
-                r = seams
-                    .runner
-                    .run(&cmd)
-                    .and_then(|o| if o.success() { Ok(()) } else { Err(std::io::Error::other(o.ended().to_string())) });
-            }
-            if let Err(e) = r {
-                say(io, format_args!("{path}: cannot remove it, which the candidate wrote: {e}"));
-            }
-            continue;
-        }
-        match seams.files.read(Path::new(&bak)) {
-            Ok(b) if confirm::Digest::of(&b).to_string() == was => {
-                let text = String::from_utf8_lossy(&b).into_owned();
-                let a = if exports { share::Action::Exports { path, text, reload } } else { share::Action::WriteFile { path, text } };
-                actions.push(crate::plan::Action::Nfs(a));
-            }
-            _ => say(io, format_args!("{path}: cannot set it back: {bak} is not the copy from before ({was})")),
-        }
+        let text = if was == "absent" { Vec::new() } else { seams.files.read(Path::new(&format!("{path}.bak"))).unwrap_or_default() };
+        let (text, path) = (String::from_utf8_lossy(&text).into_owned(), path.to_string());
+        let reload = !seams.files.relocated();
+        actions.push(crate::plan::Action::Nfs(if path == crate::paths::EXPORTS || path == share::EXPORTS_DROP_IN {
+            share::Action::Exports { path, text, reload }
+        } else {
+            share::Action::WriteFile { path, text }
+        }));
     }
     actions
 }

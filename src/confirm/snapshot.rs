@@ -6,12 +6,14 @@
 //! What is kept is what a revert must bring back: every link (kind,
 //! bridge, up or down, MTU, txqueuelen), every profile interface's
 //! addresses and sysctls, the main table's routes, the global sysctls,
-//! the qdiscs, the text of each file the shares write (by digest: the
-//! revert takes the text back from the `.bak` copy the write kept, when
-//! its digest is this one), nfsd's knobs, the block devices' read-ahead,
-//! the digest nasboot's loaded rule set is sealed with, and the
-//! watchdog's timeout. Counters and carrier, which move on their own,
-//! are not. A value of [`UNKNOWN`] could not be read: it matches any.
+//! the qdiscs, the text of each file the shares write (by digest; an
+//! empty file is as good as none: the revert empties one that was absent,
+//! and takes the text of another back from the `.bak` copy its write
+//! kept), the kernel files a write sets back (`knob PATH`: nfsd's knobs,
+//! the block devices' read-ahead), the digest nasboot's loaded rule set
+//! is sealed with, and the watchdog's timeout (sysfs). Counters and
+//! carrier, which move on their own, are not. A value of [`UNKNOWN`]
+//! could not be read: it is compared with nothing.
 
 use std::fmt::{self, Write as _};
 
@@ -29,16 +31,13 @@ pub(crate) const UNKNOWN: &str = "?";
 /// seconds as sysfs gives them), sorted by name.
 /// (A sorted Vec, not a BTreeMap: the map's code for String keys would be
 /// in the binary for this alone.)
-pub(crate) fn lines(observed: &[&Observed], watchdogs: &[(String, Option<u32>)]) -> Vec<String> {
+pub(crate) fn lines(observed: &[&Observed], watchdogs: &[(&str, Option<u32>)]) -> Vec<String> {
     let mut m: Vec<String> = Vec::new();
     for o in observed {
         one(o, &mut m);
     }
     for (dev, t) in watchdogs {
-        m.push(match t {
-            Some(t) => format!("watchdog {dev} = timeout {t}"),
-            None => format!("watchdog {dev} = {UNKNOWN}"),
-        });
+        m.push(format!("watchdog {dev} = {}", known(*t)));
     }
     by_name(&mut m);
     // Of one name, the first known value is kept.
@@ -119,22 +118,21 @@ fn one(o: &Observed, m: &mut Vec<String>) {
     for q in &o.net.sqm.qdiscs {
         m.push(qdisc(links, q));
     }
+    // An empty file is as good as none (an export table, an include):
+    // the revert empties a file that was absent.
     for (path, text) in &o.nfs.files {
-        match text {
-            Some(t) => m.push(format!("file {path} = {}", super::Digest::of(t.as_bytes()))),
-            None => m.push(format!("file {path} = absent")),
-        }
+        let digest = text.as_deref().filter(|t| !t.is_empty()).map(|t| super::Digest::of(t.as_bytes()));
+        m.push(match digest {
+            Some(d) => format!("file {path} = {d}"),
+            None => format!("file {path} = absent"),
+        });
     }
     // Kernel files a write sets back: nfsd's knobs, the read-ahead.
     let nfsd = &o.nfs.nfsd;
     if nfsd.present {
-        let num = |v: Option<u32>| v.map(|v| v.to_string());
-        for (k, v) in [
-            ("threads", num(nfsd.threads)),
-            ("versions", nfsd.versions.as_deref().map(words)),
-            ("max_block_size", num(nfsd.max_block_size)),
-        ] {
-            m.push(format!("knob {}/{k} = {}", paths::PROC_NFSD, v.as_deref().unwrap_or(UNKNOWN)));
+        let versions = nfsd.versions.as_deref().map_or(UNKNOWN.to_string(), words);
+        for (k, v) in [("threads", known(nfsd.threads)), ("versions", versions), ("max_block_size", known(nfsd.max_block_size))] {
+            m.push(format!("knob {}/{k} = {v}", paths::PROC_NFSD));
         }
     }
     for (dev, kb) in &o.storage.read_ahead_kb {
@@ -142,10 +140,14 @@ fn one(o: &Observed, m: &mut Vec<String>) {
             m.push(format!("knob {}/{dev}/queue/read_ahead_kb = {kb}", paths::SYS_BLOCK));
         }
     }
-    m.push(match &o.firewall.loaded {
-        Some(l) => format!("firewall = sealed {} hooks {:x}", super::Digest(l.digest), l.hook_devices),
-        None => format!("firewall = {UNKNOWN}"),
-    });
+    // The seal's digest of nasboot's rule set, and its hook devices.
+    let fw = o.firewall.loaded.as_ref().map(|l| (l.digest, l.hook_devices));
+    m.push(format!("firewall = {}", fw.map_or(UNKNOWN.to_string(), |(d, h)| format!("{d:x} {h:x}"))));
+}
+
+/// A number, or [`UNKNOWN`].
+fn known(v: Option<u32>) -> String {
+    v.map_or(UNKNOWN.to_string(), |v| v.to_string())
 }
 
 /// The `NAME = VALUE` of the lines whose name starts with `kind ` (the
@@ -221,9 +223,9 @@ pub(crate) fn words(v: &str) -> String {
 /// "NAME: was X, now Y" (absent on one side: "absent").
 pub(crate) fn differences(before: &[String], after: &[String]) -> Vec<String> {
     let mut out = Vec::new();
-    for (k, v) in before.iter().map(|l| split(l)) {
+    for (k, v) in before.iter().map(|l| split(l)).filter(|(_, v)| *v != UNKNOWN) {
         match find(after, k) {
-            Some(w) if w == v || v == UNKNOWN => {}
+            Some(w) if w == v => {}
             Some(w) => out.push(format!("{k}: was {v}, now {w}")),
             None => out.push(format!("{k}: was {v}, now absent")),
         }

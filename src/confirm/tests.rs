@@ -211,3 +211,30 @@ fn differences_are_named() {
     );
     assert!(snapshot::differences(&before, &before).is_empty());
 }
+
+#[test]
+fn changed_names_what_differs_now_never_an_unknown() {
+    let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let before = l(&[
+        "file /etc/exports = absent",
+        "firewall = ?",
+        "knob /proc/fs/nfsd/threads = 8",
+        "knob /proc/fs/nfsd/versions = ?",
+        "link eth1 = device up mtu 1500 qlen 1000",
+    ]);
+    let now = l(&["file /etc/exports = fnv1a64:0000000000000001", "firewall = 4e42 0", "knob /proc/fs/nfsd/threads = 8"]);
+    assert_eq!(snapshot::changed(&before, &now, "file"), [("/etc/exports", "absent")]);
+    assert!(snapshot::changed(&before, &now, "knob").is_empty(), "threads the same, versions unknown");
+    assert_eq!(snapshot::changed(&before, &now, "link"), [("eth1", "device up mtu 1500 qlen 1000")], "gone now");
+    // An unknown before matches anything; a name gone is a difference.
+    assert_eq!(
+        snapshot::differences(&before, &now),
+        ["file /etc/exports: was absent, now fnv1a64:0000000000000001", "link eth1: was device up mtu 1500 qlen 1000, now absent"]
+    );
+}
+
+#[test]
+fn of_a_name_seen_twice_the_known_value_is_kept() {
+    let dogs = [("/dev/watchdog0", None), ("/dev/watchdog0", Some(60)), ("/dev/watchdog1", None)];
+    assert_eq!(snapshot::lines(&[], &dogs), ["watchdog /dev/watchdog0 = 60", "watchdog /dev/watchdog1 = ?"]);
+}

@@ -184,3 +184,131 @@ fn a_bridge_the_candidate_made_goes_even_without_the_alias() {
     assert!(!b.fake.netif.links.contains_key("br0"), "{out}{err}");
     assert_eq!(journal(&b, confirm::SETTLED).state, State::RolledBack);
 }
+
+/// Apply `cand` as a candidate, check that it changed the board
+/// (`changed`), roll back, and check the board (`back`): the revert must
+/// say the board matches its observation from before.
+fn candidate_then_rollback(b: &mut Board, cand: &[u8], changed: impl Fn(&Board), back: impl Fn(&Board)) -> String {
+    b.fake.files.files.insert("/etc/c.toml".into(), cand.to_vec());
+    let (status, _, err) = run(b, &["apply", "--confirm", "30", "/etc/c.toml"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    changed(b);
+    let (status, out, err) = run(b, &["rollback"]);
+    back(b);
+    assert_eq!(status, Status::Ok, "{out}{err}");
+    assert!(out.contains("the board matches its observation from before the candidate"), "{out}{err}");
+    assert_eq!(journal(b, confirm::SETTLED).state, State::RolledBack);
+    out + &err
+}
+
+fn text(b: &Board, path: &str) -> String {
+    String::from_utf8_lossy(&b.fake.files.files[Path::new(path)]).trim().to_string()
+}
+
+#[test]
+fn an_interfaces_sysctl_mtu_and_txqueuelen_that_a_does_not_name_go_back() {
+    let mut b = board();
+    b.fake.netif.add("eth1", 2);
+    b.fake.sysctl.values.insert("net.ipv4.conf.eth1.arp_ignore".into(), "0".into());
+    let cand = b"[board]\nname = \"c\"\n[firewall]\nprofile = \"off\"\n[[interface]]\nname = \"eth1\"\nmtu = 1400\ntxqueuelen = 500\n[interface.sysctl]\n\"ipv4.arp_ignore\" = 2\n";
+    let link = |b: &Board| {
+        let s = &b.fake.netif.links["eth1"].state;
+        (s.mtu, s.txqueuelen, b.fake.sysctl.values["net.ipv4.conf.eth1.arp_ignore"].clone())
+    };
+    candidate_then_rollback(
+        &mut b,
+        cand,
+        |b| assert_eq!(link(b), (1400, 500, "2".to_string())),
+        |b| assert_eq!(link(b), (1500, 1000, "0".to_string())),
+    );
+}
+
+#[test]
+fn nfsds_threads_and_a_devices_read_ahead_go_back() {
+    let mut b = board();
+    for (path, v) in [
+        ("/sys/block/sda/queue/read_ahead_kb", "128\n"),
+        ("/proc/fs/nfsd/threads", "8\n"),
+        ("/proc/fs/nfsd/portlist", "tcp 2049\n"),
+        ("/proc/fs/nfsd/versions", "+3 +4 +4.1 +4.2\n"),
+        ("/proc/fs/nfsd/max_block_size", "524288\n"),
+    ] {
+        b.fake.files.files.insert(path.into(), v.as_bytes().to_vec());
+    }
+    let cand =
+        b"[board]\nname = \"c\"\n[firewall]\nprofile = \"off\"\n[nfs]\nthreads = 16\n[[storage]]\ndevice = \"sda\"\nread_ahead_kb = 4096\n";
+    let knobs = |b: &Board| (text(b, "/proc/fs/nfsd/threads"), text(b, "/sys/block/sda/queue/read_ahead_kb"));
+    candidate_then_rollback(
+        &mut b,
+        cand,
+        |b| assert_eq!(knobs(b), ("16".into(), "4096".into())),
+        |b| assert_eq!(knobs(b), ("8".into(), "128".into())),
+    );
+}
+
+#[test]
+fn share_files_go_back_from_their_copy_and_a_new_one_is_emptied() {
+    let mut b = board();
+    b.fake.runner.programs.insert("exportfs".into());
+    b.fake.files.files.insert("/srv/x/file".into(), Vec::new());
+    let default = "RPCNFSDCOUNT=8\nRPCMOUNTDOPTS=\"--manage-gids\"\n";
+    b.fake.files.files.insert(crate::paths::DEFAULT_NFS_KERNEL_SERVER.into(), default.as_bytes().to_vec());
+    let cand = b"[board]\nname = \"c\"\n[firewall]\nprofile = \"off\"\n[nfs]\nthreads = 4\n[[nfs.export]]\npath = \"/srv/x\"\nclients = [\"192.168.1.0/24\"]\n";
+    let out = candidate_then_rollback(
+        &mut b,
+        cand,
+        |b| {
+            assert!(text(b, crate::paths::EXPORTS).contains("/srv/x"));
+            assert_ne!(text(b, crate::paths::DEFAULT_NFS_KERNEL_SERVER), default.trim());
+        },
+        |b| {
+            assert_eq!(text(b, crate::paths::EXPORTS), "", "absent before: emptied");
+            assert_eq!(text(b, crate::paths::DEFAULT_NFS_KERNEL_SERVER), default.trim(), "from its .bak");
+        },
+    );
+    // The emptied export table is loaded: the candidate's exports go.
+    let runs: Vec<_> = b.fake.effects().into_iter().filter(|e| e == "run exportfs -ra").collect();
+    assert_eq!(runs.len(), 2, "{out}: once for the candidate, once for the revert");
+}
+
+#[test]
+fn nasboots_root_qdisc_goes_so_the_default_comes_back() {
+    use crate::seam::netif::{TcKind, TcObject};
+    let mut b = board();
+    b.fake.netif.add("eth0", 1).state.up = true;
+    let default =
+        TcObject { index: 1, handle: 0, parent: crate::sys::tc::TC_H_ROOT, prio: 0, kind: TcKind::FqCodel, stats: Default::default() };
+    b.fake.netif.tc.push(default);
+    b.fake.netif.default_qdisc = Some(TcKind::FqCodel);
+    let cand = b"[board]\nname = \"c\"\n[firewall]\nprofile = \"off\"\n[[interface]]\nname = \"eth0\"\nrole = \"wan\"\n[interface.sqm]\negress_kbit = 10000\n";
+    let roots = |b: &Board| b.fake.netif.tc.iter().filter(|o| o.parent == crate::sys::tc::TC_H_ROOT).map(|o| o.handle).collect::<Vec<_>>();
+    candidate_then_rollback(
+        &mut b,
+        cand,
+        |b| assert_eq!(roots(b), [crate::sys::tc::OURS]),
+        |b| assert_eq!(roots(b), [0], "the kernel's default again"),
+    );
+}
+
+#[test]
+fn the_watchdogs_timeout_goes_back() {
+    let mut b = board();
+    b.fake.files.files.insert("/sys/class/watchdog/watchdog0/timeout".into(), b"60\n".to_vec());
+    b.fake.watchdog.devices.insert("/dev/watchdog0".into());
+    let cand = b"[board]\nname = \"c\"\n[firewall]\nprofile = \"off\"\n[watchdog]\ntimeout = 30\n";
+    b.fake.files.files.insert("/etc/c.toml".into(), cand.to_vec());
+    let (status, _, err) = run(&mut b, &["apply", "--confirm", "30", "/etc/c.toml"]);
+    assert_eq!(status, Status::Ok, "{err}");
+    let j = journal(&b, confirm::PENDING);
+    assert!(j.observed.iter().any(|l| l == "watchdog /dev/watchdog0 = 60"), "{:?}", j.observed);
+    assert!(b.fake.effects().iter().any(|e| e == "settimeout /dev/watchdog0 30"), "{:?}", b.fake.effects());
+    // The kernel's sysfs says what WDIOC_SETTIMEOUT set (the fake device
+    // does not write it).
+    b.fake.files.files.insert("/sys/class/watchdog/watchdog0/timeout".into(), b"30\n".to_vec());
+    let n = b.fake.effects().len();
+    let (_, out, err) = run(&mut b, &["rollback"]);
+    assert!(b.fake.effects()[n..].iter().any(|e| e == "settimeout /dev/watchdog0 60"), "{out}{err}{:?}", b.fake.effects());
+    // Its sysfs file is not the fake device's: the check still reads 30,
+    // and says so by name.
+    assert!(err.contains("watchdog /dev/watchdog0: was 60, now 30"), "{err}");
+}

@@ -121,6 +121,9 @@ pub(crate) struct FakeNetif {
     /// Qdisc kinds this kernel lacks ("cake"): ENOENT, as the kernel
     /// answers an unknown kind.
     pub tc_missing: Vec<&'static str>,
+    /// The qdisc the kernel attaches to a root left empty by a delete
+    /// (net.core.default_qdisc; handle 0:). None: not modelled.
+    pub default_qdisc: Option<TcKind>,
 }
 
 impl FakeNetif {
@@ -300,6 +303,9 @@ impl FakeNetif {
                     return err(nix::libc::EINVAL);
                 }
                 self.fake_tc_drop(index, *handle);
+                if let Some(kind) = self.default_qdisc.clone().filter(|_| *parent == TC_H_ROOT) {
+                    self.tc.push(TcObject { index, handle: 0, parent: TC_H_ROOT, prio: 0, kind, stats: Default::default() });
+                }
             }
             TcOp::Class { parent, classid, rate, .. } => {
                 if !self.tc.iter().any(|o| o.index == index && o.handle == *parent && o.kind == TcKind::Htb) {
