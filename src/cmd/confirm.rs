@@ -382,23 +382,17 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     // What differs now from before the candidate, set back.
     let cand = candidate.as_ref().map(|l| &l.profile);
     let now = if j.observed.is_empty() { Vec::new() } else { observe(good, cand, seams) };
-    let ch = |kind| snapshot::changed(&j.observed, &now, kind);
-    restore_values(&ch("sysctl"), &ch("knob"), seams, io);
-    // One read of the links for all three: set up or down, a link keeps
+    let changed = snapshot::changed(&j.observed, &now);
+    let actions = restore_values(&changed, seams, io);
+    // One read of the links for all four: set up or down, a link keeps
     // its name and index.
     if let Ok(links) = seams.netif.link_infos() {
-        restore_links(good, &ch("link"), &links, seams, io);
+        restore_links(good, &changed, &links, seams, io);
         restore_addresses(good, &j.observed, &links, seams, io);
         remove_new_devices(good, &j.observed, &links, seams, io);
+        restore_qdiscs(&j.observed, &links, seams, io);
     }
-    restore_qdiscs(&j.observed, seams, io);
     // The files and the watchdog as an apply does them: the same steps.
-    let mut actions = restore_files(&ch("file"), seams);
-    for (dev, was) in ch("watchdog") {
-        if let Ok(timeout) = was.parse() {
-            actions.push(crate::plan::Action::Watchdog(crate::watchdog::Action { device: Some(dev.to_string()), timeout, interval: 1 }));
-        }
-    }
     let mut back = crate::apply::apply(&crate::plan::Plan { actions, notes: Vec::new() }, seams);
     for e in &back.errors {
         say(io, format_args!("{e}"));
@@ -445,21 +439,51 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     }
 }
 
-/// The sysctls (global, and interfaces' `IF:KEY`) observed before the
-/// candidate, set back where they differ now (the last good profile may
-/// not name those the candidate set); the kernel files (`knobs`: nfsd's,
-/// the read-ahead) likewise.
-fn restore_values(sysctls: &[(&str, &str)], knobs: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    for (i, &(key, value)) in sysctls.iter().chain(knobs).enumerate() {
-        let key = key.split_once(':').map_or(key, |(_, k)| k);
-        if value == "absent" {
-            continue;
-        }
-        let r = if i < sysctls.len() { seams.sysctl.set(key, value) } else { seams.files.write_kernel(Path::new(key), value.as_bytes()) };
+/// What differs from before the candidate and a write of its own sets
+/// back: the sysctls (global, and interfaces' `IF:KEY`; the last good
+/// profile may not name those the candidate set) and the kernel files
+/// (`knob`: nfsd's, the read-ahead), now; the share files (export table,
+/// nfs settings, the Samba include, ksmbd.conf) and the watchdogs'
+/// timeouts as steps for an apply (the export table's runs exportfs -ra;
+/// a watchdog `run` holds cannot be opened, as its step says in the log:
+/// the daemon's reload of the last good profile sets its timeout, and the
+/// check reports it until then). A share file goes back to the text of
+/// the `.bak` copy the candidate's write kept (the check tells if it was
+/// not that one); one that was absent is emptied, which is as good (its
+/// text kept in `.bak`).
+fn restore_values(changed: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'_>) -> Vec<crate::plan::Action> {
+    use crate::plan::Action;
+    let mut actions = Vec::new();
+    for &(name, was) in changed {
+        let Some((kind, key)) = name.split_once(' ') else { continue };
+        let r = match kind {
+            "sysctl" if was != "absent" => seams.sysctl.set(key.split_once(':').map_or(key, |(_, k)| k), was),
+            "knob" => seams.files.write_kernel(Path::new(key), was.as_bytes()),
+            "watchdog" => {
+                if let Ok(timeout) = was.parse() {
+                    actions.push(Action::Watchdog(crate::watchdog::Action { device: Some(key.to_string()), timeout, interval: 1 }));
+                }
+                Ok(())
+            }
+            "file" => {
+                let text =
+                    if was == "absent" { Vec::new() } else { seams.files.read(Path::new(&format!("{key}.bak"))).unwrap_or_default() };
+                let (text, path) = (String::from_utf8_lossy(&text).into_owned(), key.to_string());
+                let reload = !seams.files.relocated();
+                actions.push(Action::Nfs(if key == crate::paths::EXPORTS || key == share::EXPORTS_DROP_IN {
+                    share::Action::Exports { path, text, reload }
+                } else {
+                    share::Action::WriteFile { path, text }
+                }));
+                Ok(())
+            }
+            _ => Ok(()),
+        };
         if let Err(e) = r {
-            say(io, format_args!("{key}: cannot set it back to {value}: {e}"));
+            say(io, format_args!("{key}: cannot set it back to {was}: {e}"));
         }
     }
+    actions
 }
 
 /// Every link's MTU and txqueuelen as they were before the candidate; and
@@ -468,7 +492,7 @@ fn restore_values(sysctls: &[(&str, &str)], knobs: &[(&str, &str)], seams: &mut 
 fn restore_links(good: &Profile, changed: &[(&str, &str)], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     let named =
         |n: &str| good.interface.iter().any(|i| i.name.get_ref().as_str() == n || i.ports.iter().any(|p| p.get_ref().as_str() == n));
-    for &(name, value) in changed {
+    for (name, value) in changed.iter().filter_map(|(n, v)| Some((n.strip_prefix("link ")?, *v))) {
         // "KIND[ master M] up|down mtu N qlen Q": the word before " mtu ".
         let Some((head, tail)) = value.split_once(" mtu ") else { continue };
         let was_up = head.ends_with(" up");
@@ -501,8 +525,7 @@ fn restore_addresses(good: &Profile, observed: &[String], links: &[LinkInfo], se
                 continue;
             }
             let s = a.to_string();
-            let wanted =
-                good.interface.iter().any(|i| i.name.get_ref().as_str() == name && i.address.iter().any(|w| w.get_ref().to_string() == s));
+            let wanted = good.interface.iter().any(|i| i.name.get_ref().as_str() == name && i.address.iter().any(|w| w.get_ref() == a));
             if s.starts_with("fe80:") || before.split(' ').any(|b| b == s) || wanted {
                 continue;
             }
@@ -539,27 +562,28 @@ fn remove_new_devices(good: &Profile, observed: &[String], links: &[LinkInfo], s
 /// timeouts of the watchdogs they name, from sysfs (never opened: an open
 /// arms it).
 fn observe(cand: &Profile, good: Option<&Profile>, seams: &mut Seams<'_>) -> Vec<String> {
-    let mut seen = vec![crate::plan::observe(cand, seams)];
-    seen.extend(good.map(|g| crate::plan::observe(g, seams)));
+    let c = crate::plan::observe(cand, seams);
+    let g = good.map(|g| crate::plan::observe(g, seams));
     let mut dogs = Vec::new();
     for w in cand.watchdog.iter().chain(good.and_then(|g| g.watchdog.as_ref())) {
         let dev = w.device.as_ref().map_or(crate::paths::WATCHDOG_DEVICES[0], |d| d.as_str());
         let t = crate::watchdog::device::read_u32(seams.files, &crate::watchdog::device::sysfs_dir(Path::new(dev)).join("timeout"));
         dogs.push((dev, t));
     }
-    let seen: Vec<&crate::plan::Observed> = seen.iter().collect();
-    snapshot::lines(&seen, &dogs)
+    // Without a last good profile, the candidate's twice (a name seen
+    // twice keeps one line).
+    snapshot::lines(&[&c, g.as_ref().unwrap_or(&c)], &dogs)
 }
 
 /// nasboot's root and ingress qdiscs (its handle, or the ingress one)
 /// that the observation from before does not list: deleted, so that the
 /// kernel's default qdisc comes back (a device's root is never empty).
-fn restore_qdiscs(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+fn restore_qdiscs(observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     use crate::sys::tc::{INGRESS_HANDLE, OURS};
     // After `remove_new_devices`: the qdiscs of the links it removed are gone.
-    let (Ok(links), Ok(qdiscs)) = (seams.netif.link_infos(), seams.netif.tc_list(TcList::Qdiscs)) else { return };
+    let Ok(qdiscs) = seams.netif.tc_list(TcList::Qdiscs) else { return };
     for q in qdiscs.iter().filter(|q| q.handle == OURS || q.handle == INGRESS_HANDLE) {
-        let line = snapshot::qdisc(&links, q);
+        let line = snapshot::qdisc(links, q);
         let Some(l) = links.iter().find(|l| l.state.index == q.index) else { continue };
         if observed.contains(&line) {
             continue;
@@ -568,27 +592,6 @@ fn restore_qdiscs(observed: &[String], seams: &mut Seams<'_>, io: &mut Io<'_>) {
             say(io, format_args!("{line}: cannot remove it, which the candidate installed: {e}"));
         }
     }
-}
-
-/// The share files (export table, nfs settings, the Samba include,
-/// ksmbd.conf) that differ from before, as steps of an apply (the export
-/// table's runs exportfs -ra): their text from the `.bak` copy the
-/// candidate's write kept (the check tells if it was not that one); a
-/// file that was absent is emptied, which is as good (its text kept in
-/// `.bak`).
-fn restore_files(changed: &[(&str, &str)], seams: &mut Seams<'_>) -> Vec<crate::plan::Action> {
-    let mut actions = Vec::new();
-    for &(path, was) in changed {
-        let text = if was == "absent" { Vec::new() } else { seams.files.read(Path::new(&format!("{path}.bak"))).unwrap_or_default() };
-        let (text, path) = (String::from_utf8_lossy(&text).into_owned(), path.to_string());
-        let reload = !seams.files.relocated();
-        actions.push(crate::plan::Action::Nfs(if path == crate::paths::EXPORTS || path == share::EXPORTS_DROP_IN {
-            share::Action::Exports { path, text, reload }
-        } else {
-            share::Action::WriteFile { path, text }
-        }));
-    }
-    actions
 }
 
 /// `status`'s lines about the journal.

@@ -141,8 +141,12 @@ fn one(o: &Observed, m: &mut Vec<String>) {
         }
     }
     // The seal's digest of nasboot's rule set, and its hook devices.
-    let fw = o.firewall.loaded.as_ref().map(|l| (l.digest, l.hook_devices));
-    m.push(format!("firewall = {}", fw.map_or(UNKNOWN.to_string(), |(d, h)| format!("{d:x} {h:x}"))));
+    let mut line = String::from("firewall = ");
+    let _ = match &o.firewall.loaded {
+        Some(l) => write!(line, "{:x} {:x}", l.digest, l.hook_devices),
+        None => line.write_str(UNKNOWN),
+    };
+    m.push(line);
 }
 
 /// A number, or [`UNKNOWN`].
@@ -156,19 +160,11 @@ pub(crate) fn entries<'a>(lines: &'a [String], kind: &'a str) -> impl Iterator<I
     lines.iter().filter_map(move |l| l.strip_prefix(kind)?.strip_prefix(' ')?.split_once(" = "))
 }
 
-/// The [`entries`] of `before` whose value `now` does not have (another
-/// value, or the name absent); never those of value [`UNKNOWN`].
-pub(crate) fn changed<'a>(before: &'a [String], now: &[String], kind: &'a str) -> Vec<(&'a str, &'a str)> {
-    let mut out = Vec::new();
-    for l in before {
-        let (name, v) = split(l);
-        if let Some(rest) = name.strip_prefix(kind).and_then(|r| r.strip_prefix(' ')) {
-            if v != UNKNOWN && find(now, name) != Some(v) {
-                out.push((rest, v));
-            }
-        }
-    }
-    out
+/// The lines of `before` whose value `now` does not have (another value,
+/// or the name absent), as (name, value); never those of value
+/// [`UNKNOWN`].
+pub(crate) fn changed<'a>(before: &'a [String], now: &[String]) -> Vec<(&'a str, &'a str)> {
+    before.iter().map(|l| split(l)).filter(|&(name, v)| v != UNKNOWN && find(now, name) != Some(v)).collect()
 }
 
 fn find<'a>(lines: &'a [String], k: &str) -> Option<&'a str> {
