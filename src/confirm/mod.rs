@@ -78,6 +78,20 @@ pub(crate) const SETTLED: &str = crate::paths::CONFIRM_JOURNAL;
 
 const MAGIC: &str = "nasboot confirm journal 1";
 
+/// The head's keys after the magic line, in order, and the error when one
+/// is not there.
+const HEAD: [(&str, &str); 9] = [
+    ("state", "`state` expected"),
+    ("profile", "`profile` expected"),
+    ("candidate", "`candidate` expected"),
+    ("good", "`good` expected"),
+    ("boot", "`boot` expected"),
+    ("deadline", "`deadline` expected"),
+    ("wall", "`wall` expected"),
+    ("note", "`note` expected"),
+    ("observed", "`observed` expected"),
+];
+
 /// Where a journal is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum State {
@@ -270,23 +284,26 @@ impl Journal {
         if r.line()? != MAGIC {
             return Err(r.bad("not a nasboot confirm journal (or another version)"));
         }
-        let state = match r.field("state", "`state` expected")? {
+        // The head's lines, `KEY VALUE` in this order, read whole before
+        // their values are (the head's line i is line i + 2).
+        let mut v = [""; HEAD.len()];
+        for (i, (key, expected)) in HEAD.iter().enumerate() {
+            v[i] = r.field(key, expected)?;
+        }
+        let at = |i: usize, what| Corrupt { line: i + 2, what };
+        let num = |i: usize| v[i].parse::<u64>().map_err(|_| at(i, "not a number"));
+        let state = match v[0] {
             "pending" => State::Pending,
             "confirmed" => State::Confirmed,
             "rolled-back" => State::RolledBack,
-            _ => return Err(r.bad("state is none of pending, confirmed, rolled-back")),
+            _ => return Err(at(0, "state is none of pending, confirmed, rolled-back")),
         };
-        let profile = PathBuf::from(r.field("profile", "`profile` expected")?);
-        let candidate = Digest::parse(r.field("candidate", "`candidate` expected")?).ok_or_else(|| r.bad("candidate is not a digest"))?;
-        let good_digest = Digest::parse(r.field("good", "`good` expected")?).ok_or_else(|| r.bad("good is not a digest"))?;
-        let boot = r.field("boot", "`boot` expected")?.to_string();
-        let deadline_ms = r.number("deadline", "`deadline` expected")?;
-        let deadline_wall = r.number("wall", "`wall` expected")?;
-        let note = match r.field("note", "`note` expected")? {
-            "-" => String::new(),
-            n => n.to_string(),
-        };
-        let n = r.number("observed", "`observed` expected")?;
+        let candidate = Digest::parse(v[2]).ok_or(at(2, "candidate is not a digest"))?;
+        let good_digest = Digest::parse(v[3]).ok_or(at(3, "good is not a digest"))?;
+        let (deadline_ms, deadline_wall) = (num(5)?, num(6)?);
+        let note = if v[7] == "-" { String::new() } else { v[7].to_string() };
+        let (profile, boot) = (PathBuf::from(v[1]), v[4].to_string());
+        let n = num(8)?;
         let mut observed = Vec::new();
         for _ in 0..n {
             observed.push(r.line()?.to_string());

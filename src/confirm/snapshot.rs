@@ -164,7 +164,14 @@ pub(crate) fn entries<'a>(lines: &'a [String], kind: &'a str) -> impl Iterator<I
 /// or the name absent), as (name, value); never those of value
 /// [`UNKNOWN`].
 pub(crate) fn changed<'a>(before: &'a [String], now: &[String]) -> Vec<(&'a str, &'a str)> {
-    before.iter().map(|l| split(l)).filter(|&(name, v)| v != UNKNOWN && find(now, name) != Some(v)).collect()
+    let mut out = Vec::new();
+    for l in before {
+        let (name, v) = split(l);
+        if v != UNKNOWN && find(now, name) != Some(v) {
+            out.push((name, v));
+        }
+    }
+    out
 }
 
 fn find<'a>(lines: &'a [String], k: &str) -> Option<&'a str> {
