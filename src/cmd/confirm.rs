@@ -16,21 +16,20 @@
 //!
 //! A revert puts the last good profile back in the profile file (the
 //! candidate kept as `FILE.rejected`), applies it whole (which removes the
-//! bridges and VLANs the candidate made: nasboot marks its own), then sets
-//! back, through the same seams an apply uses, what the candidate changed
-//! and the last good profile does not name, to its value in the
-//! observation from before the candidate: the sysctls (global and per
-//! interface), links up or down, their MTU and txqueuelen, addresses,
-//! nasboot's root and ingress qdiscs (deleted, so the kernel's default
-//! comes back), the share files (from the `.bak` copy their write kept,
-//! when its digest is the one observed; a file that was absent is renamed
-//! to `.bak`; exportfs -ra after the export table), nfsd's knobs, the
-//! read-ahead, and the watchdog's timeout (opened, set and closed with
-//! the magic close; where `run` holds the device the open is refused and
-//! the daemon's own reload of the last good profile sets it). It removes
-//! the links the candidate made. Then it observes the board and compares
-//! it, name by name, with the observation from before the candidate.
-//! Only then is it called done; differences are reported.
+//! bridges and VLANs the candidate made, and the SQM shaping the last good
+//! profile does not ask for: nasboot marks its own), then observes the
+//! board and sets back, through the same seams an apply uses, what still
+//! differs from the observation from before the candidate: the sysctls
+//! (global and per interface), links up or down, their MTU and
+//! txqueuelen, addresses, the share files (from the `.bak` copy their
+//! write kept; one that was absent is emptied, and exportfs -ra follows
+//! the export table), nfsd's knobs, the read-ahead, and the watchdog's
+//! timeout (opened, set and closed with the magic close; where `run`
+//! holds the device the open is refused, and the daemon's own reload of
+//! the last good profile sets it). It removes the bridges and VLANs the
+//! candidate made. Then it observes the board again and compares it, name
+//! by name, with the observation from before the candidate. Only then is
+//! it called done; differences are reported.
 
 use std::path::{Path, PathBuf};
 
@@ -39,7 +38,7 @@ use crate::cli::Cli;
 use crate::config::Profile;
 use crate::confirm::{self, snapshot, Journal, Place, State};
 use crate::exit::Status;
-use crate::seam::netif::{Kind, LinkInfo, TcList, TcOp};
+use crate::seam::netif::{Kind, LinkInfo};
 use crate::seam::{Cmd, Seams};
 use crate::share;
 
@@ -384,13 +383,12 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     let now = if j.observed.is_empty() { Vec::new() } else { observe(good, cand, seams) };
     let changed = snapshot::changed(&j.observed, &now);
     let actions = restore_values(&changed, seams, io);
-    // One read of the links for all four: set up or down, a link keeps
+    // One read of the links for all three: set up or down, a link keeps
     // its name and index.
     if let Ok(links) = seams.netif.link_infos() {
         restore_links(good, &changed, &links, seams, io);
         restore_addresses(good, &j.observed, &links, seams, io);
         remove_new_devices(good, &j.observed, &links, seams, io);
-        restore_qdiscs(&j.observed, &links, seams, io);
     }
     // The files and the watchdog as an apply does them: the same steps.
     let mut back = crate::apply::apply(&crate::plan::Plan { actions, notes: Vec::new() }, seams);
@@ -536,17 +534,14 @@ fn restore_addresses(good: &Profile, observed: &[String], links: &[LinkInfo], se
     }
 }
 
-/// Bridges, VLANs and nasboot's own links (its IFBs) that were not there
-/// before the candidate and that the last good profile does not name:
-/// removed. The apply's own clean-up removes only links with nasboot's
-/// alias, which a link gets in a second request after its creation; a
-/// candidate killed between the two leaves one without it, which only the
-/// observation from before can tell.
+/// Bridges and VLANs that were not there before the candidate and that
+/// the last good profile does not name: removed. The apply's own clean-up
+/// removes only links with nasboot's alias, which a link gets in a second
+/// request after its creation; a candidate killed between the two leaves
+/// one without it, which only the observation from before can tell.
 fn remove_new_devices(good: &Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     let was_there = |n: &str| snapshot::entries(observed, "link").any(|(k, _)| k == n);
-    let ours =
-        |l: &&LinkInfo| matches!(l.kind, Kind::Bridge { .. } | Kind::Vlan { .. }) || l.alias.as_deref() == Some(crate::seam::netif::OURS);
-    for l in links.iter().filter(ours) {
+    for l in links.iter().filter(|l| matches!(l.kind, Kind::Bridge { .. } | Kind::Vlan { .. })) {
         let name = l.name.as_str();
         if observed.is_empty() || was_there(name) || good.interface.iter().any(|i| i.name.get_ref().as_str() == name) {
             continue;
@@ -573,25 +568,6 @@ fn observe(cand: &Profile, good: Option<&Profile>, seams: &mut Seams<'_>) -> Vec
     // Without a last good profile, the candidate's twice (a name seen
     // twice keeps one line).
     snapshot::lines(&[&c, g.as_ref().unwrap_or(&c)], &dogs)
-}
-
-/// nasboot's root and ingress qdiscs (its handle, or the ingress one)
-/// that the observation from before does not list: deleted, so that the
-/// kernel's default qdisc comes back (a device's root is never empty).
-fn restore_qdiscs(observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    use crate::sys::tc::{INGRESS_HANDLE, OURS};
-    // After `remove_new_devices`: the qdiscs of the links it removed are gone.
-    let Ok(qdiscs) = seams.netif.tc_list(TcList::Qdiscs) else { return };
-    for q in qdiscs.iter().filter(|q| q.handle == OURS || q.handle == INGRESS_HANDLE) {
-        let line = snapshot::qdisc(links, q);
-        let Some(l) = links.iter().find(|l| l.state.index == q.index) else { continue };
-        if observed.contains(&line) {
-            continue;
-        }
-        if let Err(e) = seams.netif.tc_set(&TcOp::Delete { dev: l.name.clone(), parent: q.parent, handle: q.handle }) {
-            say(io, format_args!("{line}: cannot remove it, which the candidate installed: {e}"));
-        }
-    }
 }
 
 /// `status`'s lines about the journal.

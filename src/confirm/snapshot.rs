@@ -116,7 +116,15 @@ fn one(o: &Observed, m: &mut Vec<String>) {
         });
     }
     for q in &o.net.sqm.qdiscs {
-        m.push(qdisc(links, q));
+        let kind = match &q.kind {
+            tc::Kind::Cake(_) => "cake",
+            tc::Kind::Htb => "htb",
+            tc::Kind::FqCodel => "fq_codel",
+            tc::Kind::Ingress => "ingress",
+            tc::Kind::Other(k) => k.as_str(),
+            _ => "other",
+        };
+        m.push(format!("qdisc {} {:x}: = {kind} parent {:x}", name(q.index), q.handle >> 16, q.parent));
     }
     // An empty file is as good as none (an export table, an include):
     // the revert empties a file that was absent.
@@ -176,19 +184,6 @@ pub(crate) fn changed<'a>(before: &'a [String], now: &[String]) -> Vec<(&'a str,
 
 fn find<'a>(lines: &'a [String], k: &str) -> Option<&'a str> {
     lines.iter().map(|l| split(l)).find(|(n, _)| *n == k).map(|(_, v)| v)
-}
-
-/// A qdisc's name and value, as its line has them.
-pub(crate) fn qdisc(links: &[LinkInfo], q: &tc::TcObject) -> String {
-    let kind = match &q.kind {
-        tc::Kind::Cake(_) => "cake",
-        tc::Kind::Htb => "htb",
-        tc::Kind::FqCodel => "fq_codel",
-        tc::Kind::Ingress => "ingress",
-        tc::Kind::Other(k) => k.as_str(),
-        _ => "other",
-    };
-    format!("qdisc {} {:x}: = {kind} parent {:x}", Name(links, q.index), q.handle >> 16, q.parent)
 }
 
 /// A link by its index: its name, or `#INDEX` when no link has it.
