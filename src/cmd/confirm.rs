@@ -175,7 +175,7 @@ pub(crate) fn apply(cli: &Cli, secs: u32, seams: &mut Seams<'_>, io: &mut Io<'_>
     let cand = &cand.profile;
     let good_profile = crate::config::parse_bytes(&file, &good).ok();
     // The board before the candidate, as both profiles see it.
-    let observed = observe(cand, good_profile.as_ref().map(|l| &l.profile), seams);
+    let observed = observe(cand, good_profile.as_ref().map(|l| &l.profile), seams).0;
     drop(good_profile);
     let now = confirm::now(seams.files);
     let j = match Journal::begin(settled.as_ref(), &cli.config, good, &candidate, &now, secs, observed) {
@@ -380,7 +380,7 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     }
     // What differs now from before the candidate, set back.
     let cand = candidate.as_ref().map(|l| &l.profile);
-    let now = if j.observed.is_empty() { Vec::new() } else { observe(good, cand, seams) };
+    let now = if j.observed.is_empty() { Vec::new() } else { observe(good, cand, seams).0 };
     let changed = snapshot::changed(&j.observed, &now);
     let actions = restore_values(&changed, seams, io);
     // One read of the links for all three: set up or down, a link keeps
@@ -398,13 +398,8 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     if let Some(dog) = back.watchdog.take() {
         let _ = dog.close();
     }
-    let mut diffs = if j.observed.is_empty() {
-        Vec::new()
-    } else {
-        let now = observe(good, cand, seams);
-        snapshot::differences(&j.observed, &now)
-    };
-    let after_good = crate::plan::observe(good, seams);
+    let (now, after_good) = observe(good, cand, seams);
+    let mut diffs = if j.observed.is_empty() { Vec::new() } else { snapshot::differences(&j.observed, &now) };
     // And the last good profile's plan on the board as it is now: nothing
     // left to do but what every apply does again (the firewall's load, the
     // watchdog's open, which `run` keeps and an apply closes).
@@ -495,12 +490,12 @@ fn restore_links(good: &Profile, changed: &[(&str, &str)], links: &[LinkInfo], s
         let Some((head, tail)) = value.split_once(" mtu ") else { continue };
         let was_up = head.ends_with(" up");
         let Some(now) = links.iter().find(|k| k.name.as_str() == name) else { continue };
-        let (mtu, qlen) = tail.split_once(" qlen ").unwrap_or((tail, ""));
-        let (mtu, qlen) = (mtu.parse().unwrap_or(now.state.mtu), qlen.parse().unwrap_or(now.state.txqueuelen));
-        let r = if mtu != now.state.mtu { seams.netif.set_mtu(&now.name, mtu) } else { Ok(()) };
-        let r = r.and_then(|()| if qlen != now.state.txqueuelen { seams.netif.set_txqueuelen(&now.name, qlen) } else { Ok(()) });
-        if let Err(e) = r {
-            say(io, format_args!("{name}: cannot set its mtu {mtu} qlen {qlen} again: {e}"));
+        // Set again whatever changed: the same MTU or length is no change.
+        let (mtu, qlen) = tail.split_once(" qlen ").unwrap_or((tail, "?"));
+        if let (Ok(mtu), Ok(qlen)) = (mtu.parse(), qlen.parse()) {
+            if let Err(e) = seams.netif.set_mtu(&now.name, mtu).and_then(|()| seams.netif.set_txqueuelen(&now.name, qlen)) {
+                say(io, format_args!("{name}: cannot set its mtu {mtu} qlen {qlen} again: {e}"));
+            }
         }
         if named(name) || now.state.up == was_up {
             continue;
@@ -555,8 +550,8 @@ fn remove_new_devices(good: &Profile, observed: &[String], links: &[LinkInfo], s
 /// The board as the candidate and the last good profile see it (see
 /// `confirm::snapshot`): the plan's observation for each, and the
 /// timeouts of the watchdogs they name, from sysfs (never opened: an open
-/// arms it).
-fn observe(cand: &Profile, good: Option<&Profile>, seams: &mut Seams<'_>) -> Vec<String> {
+/// arms it). And the plan's observation for `cand`.
+fn observe(cand: &Profile, good: Option<&Profile>, seams: &mut Seams<'_>) -> (Vec<String>, crate::plan::Observed) {
     let c = crate::plan::observe(cand, seams);
     let g = good.map(|g| crate::plan::observe(g, seams));
     let mut dogs = Vec::new();
@@ -567,7 +562,8 @@ fn observe(cand: &Profile, good: Option<&Profile>, seams: &mut Seams<'_>) -> Vec
     }
     // Without a last good profile, the candidate's twice (a name seen
     // twice keeps one line).
-    snapshot::lines(&[&c, g.as_ref().unwrap_or(&c)], &dogs)
+    let lines = snapshot::lines(&[&c, g.as_ref().unwrap_or(&c)], &dogs);
+    (lines, c)
 }
 
 /// `status`'s lines about the journal.

@@ -37,7 +37,7 @@ pub(crate) fn lines(observed: &[&Observed], watchdogs: &[(&str, Option<u32>)]) -
         one(o, &mut m);
     }
     for (dev, t) in watchdogs {
-        m.push(format!("watchdog {dev} = {}", known(*t)));
+        m.push(format!("watchdog {dev} = {}", Known(*t)));
     }
     by_name(&mut m);
     // Of one name, the first known value is kept.
@@ -110,10 +110,7 @@ fn one(o: &Observed, m: &mut Vec<String>) {
         }
     }
     for (k, v) in &o.sysctl.values {
-        m.push(match v {
-            Some(v) => format!("sysctl {k} = {}", words(v)),
-            None => format!("sysctl {k} = absent"),
-        });
+        m.push(format!("sysctl {k} = {}", v.as_deref().map_or_else(|| "absent".to_string(), words)));
     }
     for q in &o.net.sqm.qdiscs {
         let kind = match &q.kind {
@@ -139,7 +136,8 @@ fn one(o: &Observed, m: &mut Vec<String>) {
     let nfsd = &o.nfs.nfsd;
     if nfsd.present {
         let versions = nfsd.versions.as_deref().map_or(UNKNOWN.to_string(), words);
-        for (k, v) in [("threads", known(nfsd.threads)), ("versions", versions), ("max_block_size", known(nfsd.max_block_size))] {
+        let (threads, block) = (Known(nfsd.threads), Known(nfsd.max_block_size));
+        for (k, v) in [("threads", &threads as &dyn fmt::Display), ("versions", &versions), ("max_block_size", &block)] {
             m.push(format!("knob {}/{k} = {v}", paths::PROC_NFSD));
         }
     }
@@ -158,8 +156,15 @@ fn one(o: &Observed, m: &mut Vec<String>) {
 }
 
 /// A number, or [`UNKNOWN`].
-fn known(v: Option<u32>) -> String {
-    v.map_or(UNKNOWN.to_string(), |v| v.to_string())
+struct Known(Option<u32>);
+
+impl fmt::Display for Known {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(v) => v.fmt(f),
+            None => f.write_str(UNKNOWN),
+        }
+    }
 }
 
 /// The `NAME = VALUE` of the lines whose name starts with `kind ` (the
