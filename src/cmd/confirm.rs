@@ -387,7 +387,7 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
     // its name and index.
     if let Ok(links) = seams.netif.link_infos() {
         restore_links(good, &changed, &links, seams, io);
-        restore_addresses(good, &j.observed, &links, seams, io);
+        restore_addresses(good, &changed, &links, seams, io);
         remove_new_devices(good, &j.observed, &links, seams, io);
     }
     // The files and the watchdog as an apply does them: the same steps.
@@ -509,9 +509,9 @@ fn restore_links(good: &Profile, changed: &[(&str, &str)], links: &[LinkInfo], s
 /// Addresses on the observed links that were not there before the
 /// candidate and that the last good profile does not give: removed (a
 /// moved LAN address; nasboot's apply only adds the profile's).
-fn restore_addresses(good: &Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
+fn restore_addresses(good: &Profile, changed: &[(&str, &str)], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
     let Ok(addrs) = seams.netif.addresses() else { return };
-    for (name, before) in snapshot::entries(observed, "addr") {
+    for (name, before) in changed.iter().filter_map(|(n, v)| Some((n.strip_prefix("addr ")?, *v))) {
         let Some(link) = links.iter().find(|k| k.name.as_str() == name) else { continue };
         for (i, a) in &addrs {
             if *i != link.state.index {
@@ -535,7 +535,8 @@ fn restore_addresses(good: &Profile, observed: &[String], links: &[LinkInfo], se
 /// request after its creation; a candidate killed between the two leaves
 /// one without it, which only the observation from before can tell.
 fn remove_new_devices(good: &Profile, observed: &[String], links: &[LinkInfo], seams: &mut Seams<'_>, io: &mut Io<'_>) {
-    let was_there = |n: &str| snapshot::entries(observed, "link").any(|(k, _)| k == n);
+    let was_there =
+        |n: &str| observed.iter().any(|l| l.strip_prefix("link ").and_then(|r| r.strip_prefix(n)).is_some_and(|r| r.starts_with(" = ")));
     for l in links.iter().filter(|l| matches!(l.kind, Kind::Bridge { .. } | Kind::Vlan { .. })) {
         let name = l.name.as_str();
         if observed.is_empty() || was_there(name) || good.interface.iter().any(|i| i.name.get_ref().as_str() == name) {

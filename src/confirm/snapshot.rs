@@ -167,12 +167,6 @@ impl fmt::Display for Known {
     }
 }
 
-/// The `NAME = VALUE` of the lines whose name starts with `kind ` (the
-/// word and its space), without it: `("eth1", "device up mtu 1500 ...")`.
-pub(crate) fn entries<'a>(lines: &'a [String], kind: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-    lines.iter().filter_map(move |l| l.strip_prefix(kind)?.strip_prefix(' ')?.split_once(" = "))
-}
-
 /// The lines of `before` whose value `now` does not have (another value,
 /// or the name absent), as (name, value); never those of value
 /// [`UNKNOWN`].
