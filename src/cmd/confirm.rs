@@ -494,7 +494,7 @@ fn restore_links(good: &Profile, changed: &[(&str, &str)], links: &[LinkInfo], s
         let (mtu, qlen) = tail.split_once(" qlen ").unwrap_or((tail, "?"));
         if let (Ok(mtu), Ok(qlen)) = (mtu.parse(), qlen.parse()) {
             if let Err(e) = seams.netif.set_mtu(&now.name, mtu).and_then(|()| seams.netif.set_txqueuelen(&now.name, qlen)) {
-                say(io, format_args!("{name}: cannot set its mtu {mtu} qlen {qlen} again: {e}"));
+                say(io, format_args!("{name}: cannot set it back to {value}: {e}"));
             }
         }
         if named(name) || now.state.up == was_up {
@@ -555,15 +555,15 @@ fn remove_new_devices(good: &Profile, observed: &[String], links: &[LinkInfo], s
 fn observe(cand: &Profile, good: Option<&Profile>, seams: &mut Seams<'_>) -> (Vec<String>, crate::plan::Observed) {
     let c = crate::plan::observe(cand, seams);
     let g = good.map(|g| crate::plan::observe(g, seams));
-    let mut dogs = Vec::new();
-    for w in cand.watchdog.iter().chain(good.and_then(|g| g.watchdog.as_ref())) {
+    // The candidate's watchdog, else the last good profile's.
+    let dog = cand.watchdog.as_ref().or(good.and_then(|g| g.watchdog.as_ref()));
+    let dog = dog.map(|w| {
         let dev = w.device.as_ref().map_or(crate::paths::WATCHDOG_DEVICES[0], |d| d.as_str());
-        let t = crate::watchdog::device::read_u32(seams.files, &crate::watchdog::device::sysfs_dir(Path::new(dev)).join("timeout"));
-        dogs.push((dev, t));
-    }
+        (dev, crate::watchdog::device::read_u32(seams.files, &crate::watchdog::device::sysfs_dir(Path::new(dev)).join("timeout")))
+    });
     // Without a last good profile, the candidate's twice (a name seen
     // twice keeps one line).
-    let lines = snapshot::lines(&[&c, g.as_ref().unwrap_or(&c)], &dogs);
+    let lines = snapshot::lines(&[&c, g.as_ref().unwrap_or(&c)], dog);
     (lines, c)
 }
 

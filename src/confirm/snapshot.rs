@@ -27,20 +27,26 @@ use crate::sys::tc;
 pub(crate) const UNKNOWN: &str = "?";
 
 /// The lines of one or more observations of the same board (a key seen
-/// twice keeps its first value), and of the watchdogs' timeouts (device,
-/// seconds as sysfs gives them), sorted by name.
+/// twice keeps its first known value), and of the watchdog's timeout
+/// (device, seconds as sysfs gives them), sorted by name.
 /// (A sorted Vec, not a BTreeMap: the map's code for String keys would be
 /// in the binary for this alone.)
-pub(crate) fn lines(observed: &[&Observed], watchdogs: &[(&str, Option<u32>)]) -> Vec<String> {
+pub(crate) fn lines(observed: &[&Observed], watchdog: Option<(&str, Option<u32>)>) -> Vec<String> {
     let mut m: Vec<String> = Vec::new();
     for o in observed {
         one(o, &mut m);
     }
-    for (dev, t) in watchdogs {
-        m.push(format!("watchdog {dev} = {}", Known(*t)));
+    if let Some((dev, t)) = watchdog {
+        m.push(format!("watchdog {dev} = {}", Known(t)));
     }
-    by_name(&mut m);
-    // Of one name, the first known value is kept.
+    dedup(&mut m);
+    m
+}
+
+/// Sort lines by name, and keep one line of a name: the first whose value
+/// is known.
+pub(crate) fn dedup(m: &mut Vec<String>) {
+    by_name(m);
     m.dedup_by(|later, first| {
         let same = split(later).0 == split(first).0;
         if same && split(first).1 == UNKNOWN {
@@ -48,7 +54,6 @@ pub(crate) fn lines(observed: &[&Observed], watchdogs: &[(&str, Option<u32>)]) -
         }
         same
     });
-    m
 }
 
 /// Each line is built whole, `NAME = VALUE`, by one `format!`.
@@ -220,12 +225,8 @@ pub(crate) fn words(v: &str) -> String {
 /// "NAME: was X, now Y" (absent on one side: "absent").
 pub(crate) fn differences(before: &[String], after: &[String]) -> Vec<String> {
     let mut out = Vec::new();
-    for (k, v) in before.iter().map(|l| split(l)).filter(|(_, v)| *v != UNKNOWN) {
-        match find(after, k) {
-            Some(w) if w == v => {}
-            Some(w) => out.push(format!("{k}: was {v}, now {w}")),
-            None => out.push(format!("{k}: was {v}, now absent")),
-        }
+    for (k, v) in changed(before, after) {
+        out.push(format!("{k}: was {v}, now {}", find(after, k).unwrap_or("absent")));
     }
     for (k, w) in after.iter().map(|l| split(l)) {
         if find(before, k).is_none() {

@@ -234,6 +234,10 @@ fn changed_names_what_differs_now_never_an_unknown() {
 
 #[test]
 fn of_a_name_seen_twice_the_known_value_is_kept() {
-    let dogs = [("/dev/watchdog0", None), ("/dev/watchdog0", Some(60)), ("/dev/watchdog1", None)];
-    assert_eq!(snapshot::lines(&[], &dogs), ["watchdog /dev/watchdog0 = 60", "watchdog /dev/watchdog1 = ?"]);
+    let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut lines = l(&["firewall = ?", "knob /proc/fs/nfsd/threads = 8", "firewall = 4e42 0"]);
+    snapshot::dedup(&mut lines);
+    assert_eq!(lines, ["firewall = 4e42 0", "knob /proc/fs/nfsd/threads = 8"]);
+    assert_eq!(snapshot::lines(&[], Some(("/dev/watchdog0", None))), ["watchdog /dev/watchdog0 = ?"]);
+    assert_eq!(snapshot::lines(&[], Some(("/dev/watchdog1", Some(60)))), ["watchdog /dev/watchdog1 = 60"]);
 }
