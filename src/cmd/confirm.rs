@@ -462,12 +462,9 @@ fn restore_values(changed: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'
                 let text =
                     if was == "absent" { Vec::new() } else { seams.files.read(Path::new(&format!("{key}.bak"))).unwrap_or_default() };
                 let (text, path) = (String::from_utf8_lossy(&text).into_owned(), key.to_string());
-                let reload = !seams.files.relocated();
-                actions.push(Action::Nfs(if key == crate::paths::EXPORTS || key == share::EXPORTS_DROP_IN {
-                    share::Action::Exports { path, text, reload }
-                } else {
-                    share::Action::WriteFile { path, text }
-                }));
+                // Written as the export table is; exportfs -ra after it only.
+                let reload = (key == crate::paths::EXPORTS || key == share::EXPORTS_DROP_IN) && !seams.files.relocated();
+                actions.push(Action::Nfs(share::Action::Exports { path, text, reload }));
                 Ok(())
             }
             _ => Ok(()),

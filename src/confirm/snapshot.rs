@@ -151,10 +151,10 @@ fn one(o: &Observed, m: &mut Vec<String>) {
             m.push(format!("knob {}/{dev}/queue/read_ahead_kb = {kb}", paths::SYS_BLOCK));
         }
     }
-    // The seal's digest of nasboot's rule set, and its hook devices.
+    // The digest nasboot's loaded rule set is sealed with.
     let mut line = String::from("firewall = ");
     let _ = match &o.firewall.loaded {
-        Some(l) => write!(line, "{:x} {:x}", l.digest, l.hook_devices),
+        Some(l) => write!(line, "{:x}", l.digest),
         None => line.write_str(UNKNOWN),
     };
     m.push(line);
