@@ -47,13 +47,7 @@ pub(crate) fn lines(observed: &[&Observed], watchdog: Option<(&str, Option<u32>)
 /// is known.
 pub(crate) fn dedup(m: &mut Vec<String>) {
     by_name(m);
-    m.dedup_by(|later, first| {
-        let same = split(later).0 == split(first).0;
-        if same && split(first).1 == UNKNOWN {
-            std::mem::swap(later, first);
-        }
-        same
-    });
+    m.dedup_by(|later, first| split(later).0 == split(first).0);
 }
 
 /// Each line is built whole, `NAME = VALUE`, by one `format!`.
@@ -179,7 +173,7 @@ pub(crate) fn changed<'a>(before: &'a [String], now: &[String]) -> Vec<(&'a str,
     let mut out = Vec::new();
     for l in before {
         let (name, v) = split(l);
-        if v != UNKNOWN && find(now, name) != Some(v) {
+        if v != UNKNOWN && find(now, name).is_none_or(|w| w != v) {
             out.push((name, v));
         }
     }
@@ -202,10 +196,14 @@ impl fmt::Display for Name<'_> {
     }
 }
 
-/// Sorted by name, stably: of a name seen twice, the first value stays.
+/// Sorted by name, stably, an [`UNKNOWN`] value after the known ones of
+/// its name: of a name seen twice, the first known value comes first.
 /// (Lines without ` = `, such as addresses, sort whole; one sort for both.)
 fn by_name(m: &mut [String]) {
-    m.sort_by(|a, b| split(a).0.cmp(split(b).0));
+    m.sort_by(|a, b| {
+        let (a, b) = (split(a), split(b));
+        a.0.cmp(b.0).then((a.1 == UNKNOWN).cmp(&(b.1 == UNKNOWN)))
+    });
 }
 
 /// A sysctl's value as the kernel prints it, its words joined by single
