@@ -488,8 +488,7 @@ fn restore_links(good: &Profile, changed: &[(&str, &str)], links: &[LinkInfo], s
         let was_up = head.ends_with(" up");
         let Some(now) = links.iter().find(|k| k.name.as_str() == name) else { continue };
         // Set again whatever changed: the same MTU or length is no change.
-        let (mtu, qlen) = tail.split_once(" qlen ").unwrap_or((tail, "?"));
-        if let (Ok(mtu), Ok(qlen)) = (mtu.parse(), qlen.parse()) {
+        if let Some((Ok(mtu), Ok(qlen))) = tail.split_once(" qlen ").map(|(m, q)| (m.parse(), q.parse())) {
             if let Err(e) = seams.netif.set_mtu(&now.name, mtu).and_then(|()| seams.netif.set_txqueuelen(&now.name, qlen)) {
                 say(io, format_args!("{name}: cannot set it back to {value}: {e}"));
             }

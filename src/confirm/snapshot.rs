@@ -134,7 +134,7 @@ fn one(o: &Observed, m: &mut Vec<String>) {
     // Kernel files a write sets back: nfsd's knobs, the read-ahead.
     let nfsd = &o.nfs.nfsd;
     if nfsd.present {
-        let versions = nfsd.versions.as_deref().map_or(UNKNOWN.to_string(), words);
+        let versions = nfsd.versions.as_deref().map_or_else(|| UNKNOWN.to_string(), words);
         let (threads, block) = (Known(nfsd.threads), Known(nfsd.max_block_size));
         for (k, v) in [("threads", &threads as &dyn fmt::Display), ("versions", &versions), ("max_block_size", &block)] {
             m.push(format!("knob {}/{k} = {v}", paths::PROC_NFSD));
@@ -146,12 +146,10 @@ fn one(o: &Observed, m: &mut Vec<String>) {
         }
     }
     // The digest nasboot's loaded rule set is sealed with.
-    let mut line = String::from("firewall = ");
-    let _ = match &o.firewall.loaded {
-        Some(l) => write!(line, "{:x}", l.digest),
-        None => line.write_str(UNKNOWN),
-    };
-    m.push(line);
+    m.push(match &o.firewall.loaded {
+        Some(l) => format!("firewall = {:x}", l.digest),
+        None => format!("firewall = {UNKNOWN}"),
+    });
 }
 
 /// A number, or [`UNKNOWN`].
