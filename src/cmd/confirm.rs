@@ -234,6 +234,10 @@ fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io
 /// The holder: `nasboot [-r ROOT] -c PROFILE confirm-hold`, in a session of
 /// its own.
 fn start_holder(cli: &Cli, seams: &mut Seams<'_>) -> std::io::Result<()> {
+    // Where the `run` daemon serves, it holds the revert.
+    if super::run::daemon_holds(seams) {
+        return Ok(());
+    }
     let exe = std::env::current_exe()?;
     let exe = exe.to_string_lossy();
     let config = cli.config.to_string_lossy();
