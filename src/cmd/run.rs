@@ -5,23 +5,25 @@
 //!
 //! The daemon holds the revert of a candidate (`apply --confirm`): while
 //! it serves it keeps [`HOLDER_LOCK`] locked, and an `apply --confirm`
-//! that finds it so starts no holder of its own. At each pet (and on
+//! that finds it so starts no holder process. At each pet (and on
 //! SIGHUP) the daemon stats the pending journal, one stat when none is
-//! pending; a candidate's deadline becomes a wake-up of the daemon, which
-//! pets, then reverts under the apply lock as the holder would. A new
-//! candidate is seen at the next pet: a window shorter than the pet
-//! interval is reverted up to one interval late. If the daemon dies
-//! inside the window, the lock goes with it: the watchdog resets the
-//! board, or the next start reverts (`confirm::at_start`).
+//! pending; a pending candidate's deadline becomes a wake-up, at which
+//! the daemon pets, then reverts as a holder would (`confirm::at_start`,
+//! under the apply lock, which it never waits for: an apply in progress
+//! is asked again 0.1 s later). A new candidate is seen at the next pet,
+//! so a window shorter than the pet interval is reverted up to one
+//! interval late. If the daemon dies inside the window, its lock goes
+//! with it: the watchdog resets the board, and the boot reverts.
 
 use std::path::Path;
 
 use super::background::{self, Pidfile, Side};
+use super::confirm::Start;
 use super::Io;
 use crate::apply::StepError;
 use crate::cli::Cli;
 use crate::config::watchdog::Watchdog as Config;
-use crate::confirm::{self, Digest, Place};
+use crate::confirm;
 use crate::exit::Status;
 use crate::seam::{Lock, Seams};
 use crate::watchdog::history;
@@ -39,30 +41,33 @@ pub(crate) fn daemon_holds(seams: &mut Seams<'_>) -> bool {
 struct Holder<'c, 'i, 'o> {
     cli: &'c Cli,
     io: &'i mut Io<'o>,
-    _held: Lock,
-    /// The last candidate reverted (digest, deadline): a revert is tried
-    /// once; one that fails is left to the next start, which says why.
-    tried: Option<(Digest, u64)>,
+    /// [`HOLDER_LOCK`]; let go when a revert fails, as a holder process
+    /// ends: the next start reverts and says why, and a later candidate
+    /// gets a holder of its own.
+    held: Option<Lock>,
 }
 
 impl crate::watchdog::Hold for Holder<'_, '_, '_> {
     fn candidate(&mut self, seams: &mut Seams<'_>) -> Option<u64> {
-        if !seams.files.exists(Path::new(confirm::PENDING)) {
+        if self.held.is_none() || !seams.files.exists(Path::new(confirm::PENDING)) {
             return None;
         }
-        // A journal that cannot be used: the next start says so.
-        let Ok(Some((j, Place::Pending))) = confirm::read(seams.files, &self.cli.config) else { return None };
-        let now = confirm::now(seams.files);
-        if !j.due(&now) {
-            return Some(j.left_ms(&now));
+        // The start's check, as a holder's: a revert once due. Not waiting
+        // for the apply lock (an apply in progress): the daemon must pet.
+        let _lock = match seams.files.lock(Path::new(crate::paths::APPLY_LOCK), false) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Some(100),
+            l => l,
+        };
+        // The revert's result too goes to the daemon's log (its stdout
+        // is /dev/null in the background).
+        let mut out = Vec::new();
+        let start = super::confirm::at_start(self.cli, seams, &mut Io { out: &mut out, err: &mut *self.io.err });
+        let _ = self.io.err.write_all(&out);
+        match start {
+            Ok(Start::Pending(j)) => Some(j.left_ms(&confirm::now(seams.files))),
+            Ok(Start::Go) => None,
+            Err(_) => self.held.take().and(None),
         }
-        if self.tried.replace((j.candidate, j.deadline_ms)) == Some((j.candidate, j.deadline_ms)) {
-            return None;
-        }
-        let _lock = super::lock(seams, self.io);
-        let _ = super::confirm::at_start(self.cli, seams, self.io);
-        let _ = self.io.out.flush();
-        None
     }
 }
 
@@ -84,7 +89,7 @@ pub(crate) fn run(cli: &Cli, seams: &mut Seams<'_>, io: &mut Io<'_>) -> Status {
             }
             // Taken in the daemon (after the fork): the lock goes with it.
             let held = if cli.dry_run { None } else { seams.files.lock(Path::new(HOLDER_LOCK), false).ok() };
-            let mut holder = held.map(|h| Holder { cli, io, _held: h, tried: None });
+            let mut holder = held.map(|h| Holder { cli, io, held: Some(h) });
             let hold = holder.as_mut().map(|h| h as &mut dyn crate::watchdog::Hold);
             crate::watchdog::serve_holding(dog, &cfg, seams, &cli.config, safe, hold).worst(status)
         }
@@ -183,6 +188,8 @@ mod tests {
     struct Files2 {
         mem: MemFiles,
         daemon: bool,
+        /// Another nasboot holds the apply lock.
+        applying: bool,
     }
 
     impl Files for Files2 {
@@ -205,7 +212,8 @@ mod tests {
             self.mem.rename(from, to)
         }
         fn lock(&mut self, path: &Path, wait: bool) -> io::Result<Lock> {
-            if self.daemon && path == Path::new(HOLDER_LOCK) && !wait {
+            let busy = (self.daemon && path == Path::new(HOLDER_LOCK)) || (self.applying && path == Path::new(crate::paths::APPLY_LOCK));
+            if busy && !wait {
                 return Err(io::Error::from(io::ErrorKind::WouldBlock));
             }
             self.mem.lock(path, wait)
@@ -227,7 +235,7 @@ mod tests {
         mem.files.insert(PROFILE.into(), A.to_vec());
         mem.files.insert("/etc/b.toml".into(), B.to_vec());
         mem.files.insert(crate::paths::BOOT_ID.into(), b"11111111-2222\n".to_vec());
-        Board { fake, files: Files2 { mem, daemon } }
+        Board { fake, files: Files2 { mem, daemon, applying: false } }
     }
 
     /// `f` with the board's seams, a command line and its output.
@@ -247,12 +255,12 @@ mod tests {
         (t, String::from_utf8(err).unwrap())
     }
 
-    /// The daemon's holder, asked once.
-    fn ask(b: &mut Board, tried: &mut Option<(confirm::Digest, u64)>) -> (Option<u64>, String) {
+    /// The daemon's holder, asked once; `held`: its lock, kept between asks.
+    fn ask(b: &mut Board, held: &mut Option<Lock>) -> (Option<u64>, String) {
         with(b, &["run"], |cli, seams, io| {
-            let mut h = Holder { cli, io, _held: Lock::none(), tried: tried.take() };
+            let mut h = Holder { cli, io, held: held.take() };
             let left = h.candidate(seams);
-            *tried = h.tried;
+            *held = h.held;
             left
         })
     }
@@ -274,45 +282,70 @@ mod tests {
     #[test]
     fn nothing_pending_is_one_stat() {
         let mut b = board(true);
-        let (left, err) = ask(&mut b, &mut None);
+        let (left, err) = ask(&mut b, &mut Some(Lock::none()));
         assert_eq!((left, err.as_str()), (None, ""));
         assert_eq!(b.files.mem.ops, ["stat /var/lib/nasboot/confirm.pending"]);
     }
 
-    #[test]
-    fn the_daemon_reverts_at_the_deadline_and_tries_once() {
-        let mut b = board(true);
-        let (status, err) = with(&mut b, &["apply", "--confirm", "30", "/etc/b.toml"], dispatch);
+    /// `apply --confirm 30 B` under the daemon, its deadline then passed.
+    fn due(b: &mut Board) -> Option<Lock> {
+        let (status, err) = with(b, &["apply", "--confirm", "30", "/etc/b.toml"], dispatch);
         assert_eq!(status, Status::Ok, "{err}");
-        let mut tried = None;
-        let (left, _) = ask(&mut b, &mut tried);
-        assert!(left.is_some_and(|l| l > 29_000 && l <= 30_000), "{left:?}");
-        // The deadline passes.
+        let mut held = Some(Lock::none());
+        let (left, err) = ask(b, &mut held);
+        assert!(left.is_some_and(|l| l > 29_000 && l <= 30_000), "{left:?} {err}");
         let path = Path::new(confirm::PENDING);
         let mut j = Journal::parse(&b.files.mem.files[path]).unwrap();
         j.deadline_ms = 0;
         b.files.mem.files.insert(path.into(), j.render());
-        let (left, err) = ask(&mut b, &mut tried);
+        held
+    }
+
+    #[test]
+    fn the_daemon_reverts_at_the_deadline_and_logs_it() {
+        let mut b = board(true);
+        let mut held = due(&mut b);
+        let (left, err) = ask(&mut b, &mut held);
         assert_eq!(left, None);
         assert!(err.contains("was not confirmed (its deadline passed)"), "{err}");
+        assert!(err.contains("; the board matches its observation from before the candidate"), "the result, in its log: {err}");
         assert_eq!(b.files.mem.files[Path::new(PROFILE)], A);
         assert_eq!(b.fake.sysctl.values["net.ipv4.ip_default_ttl"], "64");
         let settled = Journal::parse(&b.files.mem.files[Path::new(confirm::SETTLED)]).unwrap();
         assert_eq!(settled.state, State::RolledBack);
         assert_eq!(holders(&b), 0);
-        // A revert that cannot be done (a read-only /var/lib) is tried
-        // once: the next start says why.
+        assert!(held.is_some(), "it holds the next one");
+    }
+
+    #[test]
+    fn a_due_revert_waits_for_an_apply_in_progress_petting() {
         let mut b = board(true);
-        let _ = with(&mut b, &["apply", "--confirm", "30", "/etc/b.toml"], dispatch);
-        let mut j = Journal::parse(&b.files.mem.files[path]).unwrap();
-        j.deadline_ms = 0;
-        b.files.mem.files.insert(path.into(), j.render());
+        let mut held = due(&mut b);
+        b.files.applying = true;
+        let (left, err) = ask(&mut b, &mut held);
+        assert_eq!((left, err.as_str()), (Some(100), ""), "asked again in 0.1 s, not blocked");
+        assert_eq!(b.files.mem.files[Path::new(PROFILE)], B);
+        b.files.applying = false;
+        let (left, err) = ask(&mut b, &mut held);
+        assert_eq!(left, None);
+        assert!(err.contains("its deadline passed"), "{err}");
+        assert_eq!(b.files.mem.files[Path::new(PROFILE)], A);
+    }
+
+    #[test]
+    fn a_revert_that_fails_lets_the_hold_go() {
+        // A read-only /var/lib: the revert cannot be done. The daemon lets
+        // its lock go, as a holder process ends: the next start says why.
+        let mut b = board(true);
+        let mut held = due(&mut b);
         b.files.mem.read_only = true;
-        let mut tried = None;
-        let (first, err) = ask(&mut b, &mut tried);
+        let (first, err) = ask(&mut b, &mut held);
         assert!(err.contains("nothing reverted"), "{err}");
-        let (again, err) = ask(&mut b, &mut tried);
+        assert!(held.is_none());
+        b.files.mem.ops.clear();
+        let (again, err) = ask(&mut b, &mut held);
         assert_eq!((first, again, err.as_str()), (None, None, ""));
-        assert_eq!(Journal::parse(&b.files.mem.files[path]).unwrap().state, State::Pending);
+        assert!(b.files.mem.ops.is_empty(), "{:?}", b.files.mem.ops);
+        assert_eq!(Journal::parse(&b.files.mem.files[Path::new(confirm::PENDING)]).unwrap().state, State::Pending);
     }
 }

@@ -16,6 +16,11 @@
 # the holder's 0.1 s tick, the apply, and the emulated e1000's link,
 # which comes up about 2 s after the interface). The guest time from the
 # deadline to eth0 up again is printed.
+# The same with the `run` daemon on the watchdog (tests/board/confirm-daemon.sh,
+# both profiles with a 5 s watchdog): the daemon holds the revert, so no
+# `confirm-hold` process runs in the window (the guest's process list,
+# every 0.05 s), the revert and its check are in the daemon's log, and
+# the daemon pets on after it (no softdog reset).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
@@ -55,50 +60,73 @@ for how in kill sysrq; do
 	[ "$T_FAIL" -eq 0 ] || wd_keep "$log"
 done
 
-# The LAN case.
+# The LAN cases: lan (no daemon: confirm-hold holds the revert) and
+# daemon (the `run` daemon holds it; both profiles have a watchdog).
 lan_profile() {
-	printf '[board]\nname = "wd-test"\n[firewall]\nprofile = "off"\n[[interface]]\nname = "eth0"\nrole = "lan"\naddress = ["10.0.2.15/24"]\n%s' "$2" >"$1"
+	printf '[board]\nname = "wd-test"\n[firewall]\nprofile = "off"\n[[interface]]\nname = "eth0"\nrole = "lan"\naddress = ["10.0.2.15/24"]\n%s%s' "$2" "$3" >"$1"
 }
-lan_profile "$work/lan-a.toml" ''
-lan_profile "$work/lan-b.toml" 'up = false
-'
 BOUND_S=4
-port=$((18000 + RANDOM % 1000))
-log=$work/lan.log
-"$WD_BOARD" disk new "$work/lan.img" 16 >/dev/null
-set +e
-"$WD_BOARD" run --bin "$WD_BIN" --log "$log" --timeout 90 --profile "$work/lan-a.toml" --disk "$work/lan.img" \
-	--script "$here/../board/confirm-lan.sh" --file "$work/lan-b.toml:/etc/b.toml" \
-	--nic e1000 --hostfwd "tcp:127.0.0.1:$port-:80" >"$log.harness" 2>&1 &
-board=$!
-set -e
-# One probe every 0.2 s: "T ok" or "T no", T in ms of host time.
-: >"$work/probes"
-while kill -0 "$board" 2>/dev/null; do
-	if curl -s -m 0.5 "http://127.0.0.1:$port/hello.txt" 2>/dev/null | grep -q hello; then r=ok; else r=no; fi
-	echo "$(date +%s%3N) $r" >>"$work/probes"
-	sleep 0.2
-done
-wait "$board" && wd_rc=0 || wd_rc=$?
-t_eq "lan: the board powers off" 0 "$wd_rc"
-# The answered stretches: before the cut, and after the revert.
-read -r first_ok cut back < <(awk '$2 == "ok" && !a { a = $1 } $2 == "no" && a && !c { c = $1 } $2 == "ok" && c && !b { b = $1 } END { printf "%.0f %.0f %.0f\n", a, c, b }' "$work/probes")
-t_check "lan: answered under A" test "$first_ok" -gt 0
-t_check "lan: not answered under B" test "$cut" -gt 0
-t_check "lan: answered again after the revert" test "$back" -gt 0
-if [ "$cut" -gt 0 ] && [ "$back" -gt 0 ]; then
-	gap=$((back - cut))
-	echo "lan: the host's probe went unanswered for $gap ms (deadline 5 s + bound ${BOUND_S} s)"
-	t_check "lan: answered again within the deadline plus ${BOUND_S} s ($gap ms)" test "$gap" -le $(((5 + BOUND_S) * 1000))
-fi
-wd_log_has "lan: the journal settled rolled back" 'guest: journal settled uptime=[0-9.]+ state rolled-back' "$log"
-deadline=$(sed -n 's/.*guest: deadline_ms=\([0-9]*\).*/\1/p' "$log" | tr -d '\r')
-again=$(sed -n 's/.*guest: lan up again uptime=\([0-9.]*\).*/\1/p' "$log" | tr -d '\r')
-if [ -n "$deadline" ] && [ -n "$again" ]; then
-	echo "lan: guest time from the deadline to eth0 up again: $(awk -v d="$deadline" -v b="$again" 'BEGIN { printf "%.2f", b - d / 1000 }') s"
-fi
+# lan_case NAME GUEST-SCRIPT [PROFILE-TAIL]: one boot, the host probing.
+lan_case() {
+	local name=$1 script=$2 tail=${3:-} port log board first_ok cut back gap deadline again
+	lan_profile "$work/$name-a.toml" '' "$tail"
+	lan_profile "$work/$name-b.toml" 'up = false
+' "$tail"
+	port=$((18000 + RANDOM % 1000))
+	log=$work/$name.log
+	"$WD_BOARD" disk new "$work/$name.img" 16 >/dev/null
+	set +e
+	"$WD_BOARD" run --bin "$WD_BIN" --log "$log" --timeout 90 --profile "$work/$name-a.toml" --disk "$work/$name.img" \
+		--script "$here/../board/$script" --file "$work/$name-b.toml:/etc/b.toml" \
+		--nic e1000 --hostfwd "tcp:127.0.0.1:$port-:80" >"$log.harness" 2>&1 &
+	board=$!
+	set -e
+	# One probe every 0.2 s: "T ok" or "T no", T in ms of host time.
+	: >"$work/probes"
+	while kill -0 "$board" 2>/dev/null; do
+		if curl -s -m 0.5 "http://127.0.0.1:$port/hello.txt" 2>/dev/null | grep -q hello; then r=ok; else r=no; fi
+		echo "$(date +%s%3N) $r" >>"$work/probes"
+		sleep 0.2
+	done
+	wait "$board" && wd_rc=0 || wd_rc=$?
+	t_eq "$name: the board powers off" 0 "$wd_rc"
+	# The answered stretches: before the cut, and after the revert.
+	read -r first_ok cut back < <(awk '$2 == "ok" && !a { a = $1 } $2 == "no" && a && !c { c = $1 } $2 == "ok" && c && !b { b = $1 } END { printf "%.0f %.0f %.0f\n", a, c, b }' "$work/probes")
+	t_check "$name: answered under A" test "$first_ok" -gt 0
+	t_check "$name: not answered under B" test "$cut" -gt 0
+	t_check "$name: answered again after the revert" test "$back" -gt 0
+	if [ "$cut" -gt 0 ] && [ "$back" -gt 0 ]; then
+		gap=$((back - cut))
+		echo "$name: the host's probe went unanswered for $gap ms (deadline 5 s + bound ${BOUND_S} s)"
+		t_check "$name: answered again within the deadline plus ${BOUND_S} s ($gap ms)" test "$gap" -le $(((5 + BOUND_S) * 1000))
+	fi
+	wd_log_has "$name: the journal settled rolled back" 'guest: journal settled uptime=[0-9.]+ state rolled-back' "$log"
+	deadline=$(sed -n 's/.*guest: deadline_ms=\([0-9]*\).*/\1/p' "$log" | tr -d '\r')
+	again=$(sed -n 's/.*guest: lan up again uptime=\([0-9.]*\).*/\1/p' "$log" | tr -d '\r')
+	if [ -n "$deadline" ] && [ -n "$again" ]; then
+		echo "$name: guest time from the deadline to eth0 up again: $(awk -v d="$deadline" -v b="$again" 'BEGIN { printf "%.2f", b - d / 1000 }') s"
+	fi
+	lan_log=$log
+}
+lan_case lan confirm-lan.sh
 if [ "$T_FAIL" -ne 0 ]; then
-	wd_keep "$log"
+	wd_keep "$lan_log"
+	head -5 "$work/probes"
+	tail -5 "$work/probes"
+fi
+# The daemon's case: it holds the revert, no confirm-hold ever runs, and
+# it pets on after the revert.
+fails=$T_FAIL
+lan_case daemon confirm-daemon.sh '[watchdog]
+timeout = 5
+'
+wd_log_has "daemon: no confirm-hold process during the window" 'guest: confirm-hold seen in 0 process lists of [1-9]' "$lan_log"
+wd_log_has "daemon: the daemon reverted, and says why" 'guest: daemon log: .*was not confirmed \(its deadline passed\)' "$lan_log"
+wd_log_has "daemon: its revert checked the board" 'guest: daemon log: reverted to fnv1a64:[0-9a-f]+; the board matches' "$lan_log"
+wd_log_has "daemon: it pets on after the revert" 'guest: the daemon [0-9]+ still pets' "$lan_log"
+wd_log_lacks "daemon: no reset" 'softdog: Initiating system reboot' "$lan_log"
+if [ "$T_FAIL" -ne "$fails" ]; then
+	wd_keep "$lan_log"
 	head -5 "$work/probes"
 	tail -5 "$work/probes"
 fi
