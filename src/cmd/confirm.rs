@@ -10,7 +10,8 @@
 //! kept from the last confirm or rollback. Then a holder is started that
 //! reverts at the deadline unless `nasboot confirm` comes first: a nasboot
 //! of its own session (posix_spawn with POSIX_SPAWN_SETSID, argv only),
-//! which no SSH session's hangup reaches. If it dies, the next `apply` or
+//! which no SSH session's hangup reaches; where the `run` daemon serves,
+//! the daemon holds it instead (`cmd::run`). If it dies, the next `apply` or
 //! `run` (the boot's) finds the journal pending and past its deadline, or
 //! from another boot, and reverts before anything else.
 //!

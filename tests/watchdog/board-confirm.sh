@@ -21,6 +21,9 @@
 # `confirm-hold` process runs in the window (the guest's process list,
 # every 0.05 s), the revert and its check are in the daemon's log, and
 # the daemon pets on after it (no softdog reset).
+# And a candidate that adds a VLAN and SQM (cake both ways, an IFB for the
+# ingress; tests/board/confirm-vlan-sqm.sh), not confirmed: reverted, the
+# board's links, addresses, routes and qdiscs equal to A's.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
@@ -130,4 +133,38 @@ if [ "$T_FAIL" -ne "$fails" ]; then
 	head -5 "$work/probes"
 	tail -5 "$work/probes"
 fi
+
+# A VLAN and SQM (cake both ways, an IFB for the ingress) in a candidate,
+# not confirmed (tests/board/confirm-vlan-sqm.sh): reverted, the board
+# (links, addresses, routes, qdiscs) observed equal to A.
+vs_profile() {
+	printf '[board]\nname = "wd-test"\n[firewall]\nprofile = "off"\n[[interface]]\nname = "eth0"\nrole = "wan"\naddress = ["10.0.2.15/24"]\n%s' "$2" >"$1"
+}
+vs_profile "$work/vs-a.toml" ''
+vs_profile "$work/vs-b.toml" '[interface.sqm]
+egress_kbit = 50000
+ingress_kbit = 50000
+[[interface]]
+name = "eth0.10"
+kind = "vlan"
+link = "eth0"
+id = 10
+role = "lan"
+address = ["192.168.10.1/24"]
+'
+log=$work/vlan-sqm.log
+fails=$T_FAIL
+wd_boot "$log" --profile "$work/vs-a.toml" --script "$here/../board/confirm-vlan-sqm.sh" --file "$work/vs-b.toml:/etc/b.toml" \
+	--nic e1000 --module 8021q --module sch_cake --module sch_ingress --module cls_u32 --module act_mirred --module 'ifb numifbs=0'
+t_eq "vlan-sqm: the board powers off" 0 "$wd_rc"
+wd_log_has "vlan-sqm: B is in force" 'guest: apply --confirm exit=0' "$log"
+wd_log_has "vlan-sqm: B made the VLAN" 'guest: B made the VLAN eth0.10' "$log"
+wd_log_has "vlan-sqm: B gave it its address" 'guest: B gave it its address' "$log"
+wd_log_has "vlan-sqm: B shapes eth0 with cake" 'guest: B shapes eth0 with cake' "$log"
+wd_log_has "vlan-sqm: B shapes the ingress through an IFB" 'guest: B shapes the ingress through an IFB' "$log"
+wd_log_has "vlan-sqm: not confirmed, rolled back" 'guest: journal state rolled-back' "$log"
+wd_log_has "vlan-sqm: the revert's own check found the board as before" 'guest: note reverted to fnv1a64:[0-9a-f]+; the board matches' "$log"
+wd_log_has "vlan-sqm: after the revert the board equals A" 'guest: after the revert the board equals A' "$log"
+wd_log_lacks "vlan-sqm: no field differs" 'guest: differs:' "$log"
+[ "$T_FAIL" -eq "$fails" ] || wd_keep "$log"
 t_done
