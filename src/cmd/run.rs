@@ -185,14 +185,14 @@ mod tests {
 
     /// The journal's files, with [`HOLDER_LOCK`] held by a daemon or not,
     /// as flock(2) answers a second locker.
-    struct Files2 {
+    struct DaemonFiles {
         mem: MemFiles,
         daemon: bool,
         /// Another nasboot holds the apply lock.
         applying: bool,
     }
 
-    impl Files for Files2 {
+    impl Files for DaemonFiles {
         fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
             self.mem.read(path)
         }
@@ -222,7 +222,7 @@ mod tests {
 
     struct Board {
         fake: FakeBoard,
-        files: Files2,
+        files: DaemonFiles,
     }
 
     fn board(daemon: bool) -> Board {
@@ -235,7 +235,7 @@ mod tests {
         mem.files.insert(PROFILE.into(), A.to_vec());
         mem.files.insert("/etc/b.toml".into(), B.to_vec());
         mem.files.insert(crate::paths::BOOT_ID.into(), b"11111111-2222\n".to_vec());
-        Board { fake, files: Files2 { mem, daemon, applying: false } }
+        Board { fake, files: DaemonFiles { mem, daemon, applying: false } }
     }
 
     /// `f` with the board's seams, a command line and its output.
