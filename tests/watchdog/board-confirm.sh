@@ -16,11 +16,12 @@
 # the holder's 0.1 s tick, the apply, and the emulated e1000's link,
 # which comes up about 2 s after the interface). The guest time from the
 # deadline to eth0 up again is printed.
-# The same with the `run` daemon on the watchdog (tests/board/confirm-daemon.sh,
-# both profiles with a 5 s watchdog): the daemon holds the revert, so no
-# `confirm-hold` process runs in the window (the guest's process list,
-# every 0.05 s), the revert and its check are in the daemon's log, and
-# the daemon pets on after it (no softdog reset).
+# A confirm-hold process holds the revert (the guest's process list,
+# every 0.05 s). The same with the `run` daemon on the watchdog (both
+# profiles with a 5 s watchdog): the daemon holds the revert, so no
+# `confirm-hold` process runs in the window, the revert and its check
+# are in the daemon's log, and the daemon pets on after it (no softdog
+# reset).
 # And a candidate that adds a VLAN and SQM (cake both ways, an IFB for the
 # ingress; tests/board/confirm-vlan-sqm.sh), not confirmed: reverted, the
 # board's links, addresses, routes and qdiscs equal to A's.
@@ -69,18 +70,24 @@ lan_profile() {
 	printf '[board]\nname = "wd-test"\n[firewall]\nprofile = "off"\n[[interface]]\nname = "eth0"\nrole = "lan"\naddress = ["10.0.2.15/24"]\n%s%s' "$2" "$3" >"$1"
 }
 BOUND_S=4
-# lan_case NAME GUEST-SCRIPT [PROFILE-TAIL]: one boot, the host probing.
+# lan_case NAME [PROFILE-TAIL]: one boot of tests/board/confirm-lan.sh,
+# the host probing; NAME daemon: with the daemon (/etc/confirm-daemon).
 lan_case() {
-	local name=$1 script=$2 tail=${3:-} port log board first_ok cut back gap deadline again
+	local name=$1 tail=${2:-} port log board first_ok cut back gap deadline again
+	local -a extra=()
 	lan_profile "$work/$name-a.toml" '' "$tail"
 	lan_profile "$work/$name-b.toml" 'up = false
 ' "$tail"
+	if [ "$name" = daemon ]; then
+		: >"$work/daemon"
+		extra=(--file "$work/daemon:/etc/confirm-daemon")
+	fi
 	port=$((18000 + RANDOM % 1000))
 	log=$work/$name.log
 	"$WD_BOARD" disk new "$work/$name.img" 16 >/dev/null
 	set +e
 	"$WD_BOARD" run --bin "$WD_BIN" --log "$log" --timeout 90 --profile "$work/$name-a.toml" --disk "$work/$name.img" \
-		--script "$here/../board/$script" --file "$work/$name-b.toml:/etc/b.toml" \
+		--script "$here/../board/confirm-lan.sh" --file "$work/$name-b.toml:/etc/b.toml" "${extra[@]}" \
 		--nic e1000 --hostfwd "tcp:127.0.0.1:$port-:80" >"$log.harness" 2>&1 &
 	board=$!
 	set -e
@@ -111,7 +118,8 @@ lan_case() {
 	fi
 	lan_log=$log
 }
-lan_case lan confirm-lan.sh
+lan_case lan
+wd_log_has "lan: a confirm-hold process holds the revert" 'guest: confirm-hold seen in [1-9][0-9]* process lists' "$lan_log"
 if [ "$T_FAIL" -ne 0 ]; then
 	wd_keep "$lan_log"
 	head -5 "$work/probes"
@@ -120,7 +128,7 @@ fi
 # The daemon's case: it holds the revert, no confirm-hold ever runs, and
 # it pets on after the revert.
 fails=$T_FAIL
-lan_case daemon confirm-daemon.sh '[watchdog]
+lan_case daemon '[watchdog]
 timeout = 5
 '
 wd_log_has "daemon: no confirm-hold process during the window" 'guest: confirm-hold seen in 0 process lists of [1-9]' "$lan_log"
