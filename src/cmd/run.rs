@@ -10,9 +10,9 @@
 //! pending; a pending candidate's deadline becomes a wake-up, at which
 //! the daemon pets, then reverts as a holder would (`confirm::at_start`,
 //! under the apply lock, which it never waits for: an apply in progress
-//! is asked again 0.1 s later). A new candidate is seen at the next pet,
-//! so a window shorter than the pet interval is reverted up to one
-//! interval late. If the daemon dies inside the window, its lock goes
+//! is asked again 0.1 s later). A new candidate is seen at the next pet
+//! (or at once on SIGHUP), so a window shorter than the pet interval may
+//! be reverted up to one interval late. If the daemon dies inside the window, its lock goes
 //! with it: the watchdog resets the board, and the boot reverts.
 
 use std::path::Path;

@@ -449,6 +449,21 @@ mod tests {
     }
 
     #[test]
+    fn sighup_looks_at_the_journal_at_once() {
+        // Applied at 1 s with a 2 s window, shorter than the 5 s pet
+        // interval: a SIGHUP at 1.5 s has it reverted at 3 s sharp.
+        let mut dog = Dog { timeout: Some(10), ..Dog::default() };
+        let mut host = FakeHost {
+            signals: [(1_500, Sig::Reload), (6_000, Sig::Stop)].into(),
+            holds: true,
+            pending: Some((1_000, 3_000, u64::MAX)),
+            ..FakeHost::default()
+        };
+        serve(&mut dog, &mut host, cfg(""));
+        assert_eq!(host.log, ["stat@0", "stat@1500", "stat@3000", "revert@3000", "stat@5000", "stopped@6000"]);
+    }
+
+    #[test]
     fn a_confirmed_candidate_is_not_reverted() {
         // Confirmed at 11 s: the wake-up at the deadline finds none.
         let (log, _, _) = held((3_000, 12_200, 11_000), 16_000);
