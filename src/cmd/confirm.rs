@@ -10,7 +10,8 @@
 //! kept from the last confirm or rollback. Then a holder is started that
 //! reverts at the deadline unless `nasboot confirm` comes first: a nasboot
 //! of its own session (posix_spawn with POSIX_SPAWN_SETSID, argv only),
-//! which no SSH session's hangup reaches. If it dies, the next `apply` or
+//! which no SSH session's hangup reaches; where the `run` daemon serves,
+//! the daemon holds it instead (`cmd::run`). If it dies, the next `apply` or
 //! `run` (the boot's) finds the journal pending and past its deadline, or
 //! from another boot, and reverts before anything else.
 //!
@@ -240,6 +241,10 @@ fn check(name: &str, bytes: &[u8], cli: &Cli, seams: &mut Seams<'_>, io: &mut Io
 /// The holder: `nasboot [-r ROOT] -c PROFILE confirm-hold`, in a session of
 /// its own.
 fn start_holder(cli: &Cli, seams: &mut Seams<'_>) -> std::io::Result<()> {
+    // Where the `run` daemon serves, it holds the revert.
+    if super::run::daemon_holds(seams) {
+        return Ok(());
+    }
     let exe = std::env::current_exe()?;
     let exe = exe.to_string_lossy();
     let config = cli.config.to_string_lossy();

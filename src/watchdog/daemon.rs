@@ -49,6 +49,13 @@ pub trait Host {
     fn stopped(&mut self);
     /// Called once, after the first pet of the loop: start-up is over.
     fn settled(&mut self) {}
+    /// A candidate (`apply --confirm`) whose revert this daemon holds:
+    /// None when none is pending (one stat), else the ms left to its
+    /// deadline; once that has passed, the host reverts it first. Asked
+    /// at start, at every pet and on SIGHUP. The default holds none.
+    fn candidate(&mut self) -> Option<u64> {
+        None
+    }
 }
 
 /// The watchdog the daemon pets. Every operation says how it went.
@@ -131,6 +138,11 @@ pub(crate) struct Stats {
     pub checks_failed: u64,
 }
 
+/// When the held candidate's revert is due, in `now_ms`'s clock.
+fn due_at<H: Host>(host: &mut H) -> Option<u64> {
+    host.candidate().map(|left| host.now_ms() + left)
+}
+
 /// Pet until a stop signal. `cfg` is the running profile's `[watchdog]`.
 pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Outcome {
     let mut interval = interval_ms(&cfg, dog.timeout());
@@ -144,8 +156,20 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
     feed(dog, &mut failures);
     stats.pets += 1;
     let mut next = host.now_ms() + interval;
+    // When the held candidate's revert is due (now_ms's clock).
+    let mut due = due_at(host);
     loop {
         let now = host.now_ms();
+        if due.is_some_and(|d| now >= d) {
+            // Petted first: the revert's apply cannot pet (the device is
+            // this daemon's), so it has the whole timeout.
+            if petting {
+                feed(dog, &mut failures);
+                stats.pets += 1;
+            }
+            due = due_at(host);
+            continue;
+        }
         if now >= next {
             if petting && checks {
                 let result = host.check(&cfg);
@@ -186,10 +210,11 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
             if next <= now {
                 next = now + interval;
             }
+            due = due_at(host);
             continue;
         }
         stats.wakeups += 1;
-        match host.wait(next - now) {
+        match host.wait(due.map_or(next, |d| d.min(next)) - now) {
             None => {}
             Some(Sig::Stop) => {
                 disable(dog);
@@ -209,6 +234,7 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
                     next = next.min(host.now_ms() + interval);
                     log::warn!("profile reloaded: petting every {interval} ms");
                 }
+                due = due_at(host);
             }
             Some(Sig::Status) => log::warn!(
                 "status: {} ({} pets, {} wake-ups, interval {interval} ms, timeout {}, {} failed checks{})",
@@ -281,6 +307,11 @@ mod tests {
         log: Vec<String>,
         reload_to: Option<Config>,
         waits: u32,
+        /// Whether it holds candidates; one: (pending from, deadline,
+        /// confirmed at). `candidate` answers as the journal would, and
+        /// records each stat and revert.
+        holds: bool,
+        pending: Option<(u64, u64, u64)>,
     }
     impl Host for FakeHost {
         fn now_ms(&mut self) -> u64 {
@@ -315,6 +346,22 @@ mod tests {
         }
         fn stopped(&mut self) {
             self.log.push(format!("stopped@{}", self.now));
+        }
+        fn candidate(&mut self) -> Option<u64> {
+            if !self.holds {
+                return None;
+            }
+            self.log.push(format!("stat@{}", self.now));
+            let (from, deadline, confirmed) = self.pending?;
+            if self.now < from || self.now >= confirmed {
+                return None;
+            }
+            if self.now < deadline {
+                return Some(deadline - self.now);
+            }
+            self.log.push(format!("revert@{}", self.now));
+            self.pending = None;
+            None
         }
     }
 
@@ -373,5 +420,53 @@ mod tests {
         host.reload_to = Some(new);
         serve(&mut dog, &mut host, cfg(""));
         assert_eq!(dog.log, ["feed", "start 4", "feed", "handover /sbin/upgrade -n", "disable"]);
+    }
+
+    /// The host's log, the pets and the waits, with a candidate pending.
+    fn held(pending: (u64, u64, u64), stop: u64) -> (Vec<String>, usize, u32) {
+        let mut dog = Dog { timeout: Some(10), ..Dog::default() };
+        let mut host = FakeHost { signals: [(stop, Sig::Stop)].into(), holds: true, pending: Some(pending), ..FakeHost::default() };
+        serve(&mut dog, &mut host, cfg(""));
+        (host.log, dog.log.iter().filter(|l| *l == "feed").count(), host.waits)
+    }
+
+    #[test]
+    fn nothing_pending_costs_one_stat_per_pet_and_no_wakeup() {
+        let (log, feeds, waits) = held((u64::MAX, u64::MAX, u64::MAX), 20_000);
+        // At start, then at each 5 s pet; waits as without a holder.
+        assert_eq!(log, ["stat@0", "stat@5000", "stat@10000", "stat@15000", "stopped@20000"]);
+        assert_eq!((feeds, waits), (4, 4));
+    }
+
+    #[test]
+    fn a_candidate_seen_at_a_pet_is_reverted_at_its_deadline_after_a_pet() {
+        // Applied at 3 s with a 9.2 s window: seen at the 5 s pet, reverted
+        // at 12.2 s sharp (not at the next pet), then one stat a pet again.
+        let (log, feeds, waits) = held((3_000, 12_200, u64::MAX), 20_000);
+        assert_eq!(log, ["stat@0", "stat@5000", "stat@10000", "stat@12200", "revert@12200", "stat@15000", "stopped@20000"]);
+        // Pets at 0, 5, 10, 12.2 (before the revert), 15 s; one more wait.
+        assert_eq!((feeds, waits), (5, 5));
+    }
+
+    #[test]
+    fn sighup_looks_at_the_journal_at_once() {
+        // Applied at 1 s with a 2 s window, shorter than the 5 s pet
+        // interval: a SIGHUP at 1.5 s has it reverted at 3 s sharp.
+        let mut dog = Dog { timeout: Some(10), ..Dog::default() };
+        let mut host = FakeHost {
+            signals: [(1_500, Sig::Reload), (6_000, Sig::Stop)].into(),
+            holds: true,
+            pending: Some((1_000, 3_000, u64::MAX)),
+            ..FakeHost::default()
+        };
+        serve(&mut dog, &mut host, cfg(""));
+        assert_eq!(host.log, ["stat@0", "stat@1500", "stat@3000", "revert@3000", "stat@5000", "stopped@6000"]);
+    }
+
+    #[test]
+    fn a_confirmed_candidate_is_not_reverted() {
+        // Confirmed at 11 s: the wake-up at the deadline finds none.
+        let (log, _, _) = held((3_000, 12_200, 11_000), 16_000);
+        assert_eq!(log, ["stat@0", "stat@5000", "stat@10000", "stat@12200", "stat@15000", "stopped@16000"]);
     }
 }

@@ -160,6 +160,14 @@ pub(crate) struct BoardHost<'s, 'a> {
     pub safe: bool,
     /// mlockall / SCHED_RR, applied once settled.
     pub realtime: Option<Box<Config>>,
+    /// The reverts this daemon holds (`run`'s), if any.
+    pub hold: Option<&'s mut dyn Hold>,
+}
+
+/// The revert of a candidate (`apply --confirm`), held by the daemon
+/// where it runs: see [`daemon::Host::candidate`] (`cmd::run` has it).
+pub(crate) trait Hold {
+    fn candidate(&mut self, seams: &mut Seams<'_>) -> Option<u64>;
 }
 
 impl daemon::Host for BoardHost<'_, '_> {
@@ -185,6 +193,10 @@ impl daemon::Host for BoardHost<'_, '_> {
     }
     fn stopped(&mut self) {
         history::update(self.seams.files, |h| h.set_end(history::End::Clean));
+    }
+    fn candidate(&mut self) -> Option<u64> {
+        let seams = &mut *self.seams;
+        self.hold.as_mut().and_then(|h| h.candidate(seams))
     }
     fn settled(&mut self) {
         // Give start-up's pages back, then lock what is left.
@@ -243,7 +255,19 @@ pub(crate) fn unix_now() -> u64 {
 
 /// Keep petting in the foreground until SIGTERM/SIGINT (exit 0 after the
 /// magic close). Used by `run` and `watchdog`.
-pub(crate) fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config: &Path, safe: bool) -> crate::exit::Status {
+pub(crate) fn serve(dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config: &Path, safe: bool) -> crate::exit::Status {
+    serve_holding(dog, cfg, seams, config, safe, None)
+}
+
+/// [`serve`], holding the reverts of candidates (`run`).
+pub(crate) fn serve_holding<'s>(
+    mut dog: Armed,
+    cfg: &Config,
+    seams: &'s mut Seams<'_>,
+    config: &Path,
+    safe: bool,
+    hold: Option<&'s mut dyn Hold>,
+) -> crate::exit::Status {
     // Signals first: a SIGTERM from now on is an orderly stop.
     let signals = match signals::Signals::block() {
         Ok(s) => s,
@@ -262,6 +286,7 @@ pub(crate) fn serve(mut dog: Armed, cfg: &Config, seams: &mut Seams<'_>, config:
         config: config.to_path_buf(),
         safe,
         realtime: Some(Box::new(cfg.clone())),
+        hold,
     };
     let out = daemon::serve(&mut dog, &mut host, cfg.clone());
     drop(dog);

@@ -3,7 +3,10 @@
 # mips-be: softdog) with the board's static nasboot and a persistent ext2
 # disk holding the journal and the profile (tests/board/confirm-window.sh):
 #   wait   B applied with `apply --confirm 3` and not confirmed: the
-#          holder reverts it; A's sysctl is back, the journal rolled back;
+#          holder (a confirm-hold process) reverts it; A's sysctl is
+#          back, the journal rolled back;
+#   daemon the same with A brought up by `run -b`: its daemon holds and
+#          does the revert, no confirm-hold process runs;
 #   kill   B with `--confirm 600`, the watchdog daemon killed with SIGKILL:
 #          the board's watchdog resets it, and the next boot reverts first;
 #   sysrq  the same with an immediate reset (a power cut).
@@ -20,7 +23,7 @@ printf '[sysctl.set]\n"net.ipv4.ip_default_ttl" = 65\n' >>"$work/a.toml"
 be_wd_profile "$work/b.toml"
 printf '[sysctl.set]\n"net.ipv4.ip_default_ttl" = 99\n' >>"$work/b.toml"
 
-for how in wait kill sysrq; do
+for how in wait daemon kill sysrq; do
 	img=$work/$how.img
 	be_board disk new "$img" 16 >/dev/null
 	printf '%s\n' "$how" >"$work/how"
@@ -29,11 +32,19 @@ for how in wait kill sysrq; do
 	log=$work/$how-1.log
 	be_boot "$log" 90 "${args[@]}"
 	be_has "$how: B was in force" 'guest: ttl under B 99' "$log"
-	if [ "$how" = wait ]; then
+	if [ "$how" = wait ] || [ "$how" = daemon ]; then
 		t_eq "$how: powered off" 0 "$be_rc"
 		be_has "$how: A's sysctl is back after the deadline" 'guest: ttl after the deadline 65' "$log"
 		be_has "$how: the journal says rolled back" 'guest: journal state rolled-back' "$log"
 		be_has "$how: the profile file is A" 'guest: profile file is A' "$log"
+		if [ "$how" = wait ]; then
+			be_has "$how: a confirm-hold process held the revert" 'guest: confirm-hold seen in [1-9][0-9]* process lists' "$log"
+		else
+			be_has "$how: no confirm-hold process ran" 'guest: confirm-hold seen in 0 process lists of [1-9]' "$log"
+			be_has "$how: the daemon reverted, and says why" 'guest: daemon log: .*was not confirmed \(its deadline passed\)' "$log"
+			be_has "$how: the daemon's revert checked the board" 'guest: daemon log: reverted to fnv1a64:[0-9a-f]+; the board matches' "$log"
+			be_has "$how: the daemon runs on" 'guest: the daemon [0-9]+ still runs' "$log"
+		fi
 		continue
 	fi
 	t_eq "$how: the first boot ends in a reset inside the window" 4 "$be_rc"
