@@ -27,6 +27,8 @@
 #   nasboot  the values and files `nasboot apply` wrote (sysctl.nasboot,
 #            default.nasboot, nfsconf.nasboot); ksmbd from the
 #            ksmbd.conf nasboot wrote
+#   small    nasboot's, with ksmbd from ksmbd-small.conf (nasboot's file
+#            and `smb2 max read = 64K`)
 # nfsd is stopped and started again as Debian's init script starts it
 # (rpc.nfsd with RPCNFSDCOUNT; the versions from nfs.conf); ksmbd.mountd
 # is shut down (ksmbd.control --shutdown) and started on the other file.
@@ -43,11 +45,11 @@ cached() { sed -n '1s/^total [a-z]*: *//p' /proc/fs/nfsd/filecache; }
 settings() {
     cur=$(cat /tmp/settings.cur 2>/dev/null || echo nasboot)
     [ "$1" = keep ] || [ "$1" = "$cur" ] && return 0
-    case $1 in stock | nasboot) ;; *) return 1 ;; esac
-    while read -r f v; do echo "$v" >"$f" || return 1; done <"/etc/bench/sysctl.$1"
+    case $1 in stock) s=stock ;; nasboot | small) s=nasboot ;; *) return 1 ;; esac
+    while read -r f v; do echo "$v" >"$f" || return 1; done <"/etc/bench/sysctl.$s"
     rpc.nfsd 0 || return 1
-    cp "/etc/bench/default.$1" /etc/default/nfs-kernel-server
-    if [ "$1" = stock ]; then
+    cp "/etc/bench/default.$s" /etc/default/nfs-kernel-server
+    if [ "$s" = stock ]; then
         rm -f /etc/nfs.conf.d/nasboot.conf
     else
         cp /etc/bench/nfsconf.nasboot /etc/nfs.conf.d/nasboot.conf
@@ -62,8 +64,8 @@ settings() {
             sleep 0.5
             i=$((i + 1))
         done
-        if [ "$1" = stock ]; then
-            ksmbd.mountd -c /etc/bench/ksmbd-stock.conf </dev/null >/dev/null 2>&1 || return 1
+        if [ "$1" != nasboot ]; then
+            ksmbd.mountd -c "/etc/bench/ksmbd-$1.conf" </dev/null >/dev/null 2>&1 || return 1
         else
             ksmbd.mountd </dev/null >/dev/null 2>&1 || return 1
         fi
