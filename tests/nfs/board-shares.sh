@@ -34,6 +34,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 LB_PROFILE=$T_TOP/tests/profiles/board-shares.toml
 # shellcheck source=tests/lanboard.sh
 . "$here/../lanboard.sh"
+# shellcheck source=tests/nfs/shares-lib.sh
+. "$here/shares-lib.sh"
 # eth0 the WAN on tap1, eth1 the LAN on tap0.
 LB_NICS=(e1000:tap:tap1 e1000:tap:tap0)
 LB_DEBS+=(ksmbd-tools)
@@ -42,58 +44,8 @@ SIZE_KIB=4096
 
 t_need libnfs-utils smbclient samba-common-bin iproute2 e2fsprogs python3
 lb_setup shares
-wan_ns=lb-shwan-$$
-trap 'lb_cleanup; ip netns del "$wan_ns" 2>/dev/null || true' EXIT
-
-# The WAN: a namespace of its own, its veth bridged to eth0's tap (the tap
-# must be where QEMU runs). It routes the LAN subnet through the board, as
-# a WAN neighbour may.
-ip netns add "$wan_ns"
-ip -n "$wan_ns" link set lo up
-ip -n "$lb_ns" link add br1 type bridge
-ip netns exec "$lb_ns" ip tuntap add dev tap1 mode tap
-ip -n "$lb_ns" link add wanv type veth peer name wan0 netns "$wan_ns"
-ip -n "$lb_ns" link set tap1 master br1
-ip -n "$lb_ns" link set wanv master br1
-for l in br1 tap1 wanv; do ip -n "$lb_ns" link set "$l" up; done
-ip -n "$wan_ns" addr add 203.0.113.1/24 dev wan0
-ip -n "$wan_ns" link set wan0 up
-ip -n "$wan_ns" route add 192.168.77.0/24 via 203.0.113.2
-
-# The disk: ext4 around one file of random data.
-mkdir -p "$work/fill"
-head -c $((SIZE_KIB * 1024)) /dev/urandom >"$work/fill/big"
-sum=$(sha256sum <"$work/fill/big" | cut -d' ' -f1)
-mkfs.ext4 -q -F -b 4096 -d "$work/fill" -L sda "$work/sda.img" 24M
-rm -rf "$work/fill"
-
-# probe PROTO HOST PORT [SOURCE-PORT]: "open", "refused" or "timeout" for
-# a TCP connect; "reply", "refused" or "timeout" for an RPC NULL call to
-# the portmapper over UDP.
-cat >"$work/probe.py" <<'PY'
-import socket, struct, sys
-proto, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-sport = int(sys.argv[4]) if len(sys.argv) > 4 else 0
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("", sport))
-s.settimeout(4)
-try:
-    s.connect((host, port))
-    if proto == "udp":
-        # xid, CALL, RPC 2, portmapper 100000 v2, NULL; AUTH_NONE twice
-        s.send(struct.pack(">10I", 0x6e62, 0, 2, 100000, 2, 0, 0, 0, 0, 0))
-        s.recv(512)
-        print("reply")
-    else:
-        print("open")
-except ConnectionRefusedError:
-    print("refused")
-except (socket.timeout, TimeoutError):
-    print("timeout")
-PY
-wan() { ip netns exec "$wan_ns" python3 "$work/probe.py" "$@"; }
-lan() { lb_client python3 "$work/probe.py" "$@"; }
+sh_wan_setup
+sum=$(sh_disk_image "$SIZE_KIB" "$work/sda.img")
 
 {
 	cat <<'GUEST'
