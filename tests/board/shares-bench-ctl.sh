@@ -29,6 +29,8 @@
 #            ksmbd.conf nasboot wrote
 #   small    nasboot's, with ksmbd from ksmbd-small.conf (nasboot's file
 #            and `smb2 max read = 64K`)
+# smbd, where it runs, takes smb.conf.stock or smb.conf.nasboot as
+# /etc/samba/smb.conf and re-reads it on SIGHUP.
 # nfsd is stopped and started again as Debian's init script starts it
 # (rpc.nfsd with RPCNFSDCOUNT; the versions from nfs.conf); ksmbd.mountd
 # is shut down (ksmbd.control --shutdown) and started on the other file.
@@ -69,6 +71,11 @@ settings() {
         else
             ksmbd.mountd </dev/null >/dev/null 2>&1 || return 1
         fi
+    fi
+    if [ -s /run/samba/smbd.pid ]; then
+        cp "/etc/bench/smb.conf.$s" /etc/samba/smb.conf || return 1
+        kill -HUP "$(cat /run/samba/smbd.pid)" || return 1
+        sleep 2
     fi
     echo "$1" >/tmp/settings.cur
 }
