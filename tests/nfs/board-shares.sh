@@ -31,13 +31,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
 . "$here/../lib.sh"
-LB_PROFILE=$T_TOP/tests/profiles/board-shares.toml
 # shellcheck source=tests/lanboard.sh
 . "$here/../lanboard.sh"
 # shellcheck source=tests/nfs/shares-lib.sh
 . "$here/shares-lib.sh"
-# eth0 the WAN on tap1, eth1 the LAN on tap0.
-LB_NICS=(e1000:tap:tap1 e1000:tap:tap0)
 LB_DEBS+=(ksmbd-tools)
 LB_WITH_MODULES+=(ksmbd)
 SIZE_KIB=4096

@@ -19,12 +19,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
 . "$here/../lib.sh"
-LB_PROFILE=$T_TOP/tests/profiles/board-shares.toml
 # shellcheck source=tests/lanboard.sh
 . "$here/../lanboard.sh"
 # shellcheck source=tests/nfs/shares-lib.sh
 . "$here/shares-lib.sh"
-LB_NICS=(e1000:tap:tap1 e1000:tap:tap0)
 SIZE_KIB=8192
 
 t_need smbclient iproute2 e2fsprogs python3

@@ -1,10 +1,14 @@
-# shellcheck shell=bash disable=SC2154 # work, lb_ns: set by lb_setup
+# shellcheck shell=bash disable=SC2154,SC2034 # work, lb_ns: set by lb_setup; LB_*: read by lanboard.sh
 # The WAN side of the shares board suites (tests/nfs/board-shares.sh,
-# board-smbd.sh), sourced after tests/lanboard.sh and lb_setup: a WAN
+# board-smbd.sh), sourced after tests/lanboard.sh (before lb_setup): a WAN
 # namespace whose veth is bridged to eth0's tap (the tap must live where
 # QEMU runs, the LAN namespace), routing the LAN subnet through the
 # board as a WAN neighbour may; and port probes from either side.
-# Set LB_NICS=(e1000:tap:tap1 e1000:tap:tap0) before lb_boot.
+# The profile is tests/profiles/board-shares.toml; eth0 the WAN on tap1,
+# eth1 the LAN on tap0.
+
+LB_PROFILE=$T_TOP/tests/profiles/board-shares.toml
+LB_NICS=(e1000:tap:tap1 e1000:tap:tap0)
 
 # sh_wan_setup: the namespace $wan_ns (203.0.113.1/24 on wan0), removed
 # on exit with the LAN's; probe.py in $work.
