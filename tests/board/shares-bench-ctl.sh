@@ -1,8 +1,11 @@
 #!/bin/sh
 # Guest control handler for scripts/bench-shares (busybox sh, run by
 # `nc -l -p 7000 -e`): one command from the host, one answer line.
-#   prep DISK RA   set DISK's read-ahead (/sys/block/DISK/queue/read_ahead_kb)
-#                  to RA KiB, or with RA = "nasboot" to 128 and then let
+#   prep DISK RA [SETTINGS]
+#                  put the servers' settings in place (SETTINGS: stock,
+#                  nasboot, or keep, the default; see below); set DISK's
+#                  read-ahead (/sys/block/DISK/queue/read_ahead_kb) to RA
+#                  KiB, or with RA = "nasboot" to 128 and then let
 #                  `nasboot apply` set it from the profile; wait until
 #                  nfsd's file cache has closed every file (a file's
 #                  read-ahead maximum is copied when it is opened); drop the
@@ -15,7 +18,23 @@
 #                  disk's completed reads and sectors read
 #                  (/sys/block/DISK/stat)
 #   stop           end the benchmark
-read -r cmd disk arg
+# The servers' settings, switched only when they change (saved by the
+# benchmark's guest script in /etc/bench):
+#   stock    the kernel's values of the sysctls nasboot's preset sets
+#            (sysctl.stock), Debian's /etc/default/nfs-kernel-server
+#            (default.stock) and no nasboot drop-in in /etc/nfs.conf.d;
+#            ksmbd from ksmbd-stock.conf
+#   nasboot  the values and files `nasboot apply` wrote (sysctl.nasboot,
+#            default.nasboot, nfsconf.nasboot); ksmbd from the
+#            ksmbd.conf nasboot wrote
+#   small    nasboot's, with ksmbd from ksmbd-small.conf (nasboot's file
+#            and `smb2 max read = 64K`)
+# smbd, where it runs, takes smb.conf.stock or smb.conf.nasboot as
+# /etc/samba/smb.conf and re-reads it on SIGHUP.
+# nfsd is stopped and started again as Debian's init script starts it
+# (rpc.nfsd with RPCNFSDCOUNT; the versions from nfs.conf); ksmbd.mountd
+# is shut down (ksmbd.control --shutdown) and started on the other file.
+read -r cmd disk arg set
 stat() {
     read -r _ us ni sy id io hi si _ </proc/stat
     read -r rd _ sec _ <"/sys/block/$1/stat"
@@ -24,9 +43,46 @@ stat() {
 # The files nfsd's cache holds: the first line of its statistics
 # ("total entries: N" or "total inodes: N", by kernel version).
 cached() { sed -n '1s/^total [a-z]*: *//p' /proc/fs/nfsd/filecache; }
+# settings stock|nasboot|keep (see above).
+settings() {
+    cur=$(cat /tmp/settings.cur 2>/dev/null || echo nasboot)
+    [ "$1" = keep ] || [ "$1" = "$cur" ] && return 0
+    case $1 in stock) s=stock ;; nasboot | small) s=nasboot ;; *) return 1 ;; esac
+    while read -r f v; do echo "$v" >"$f" || return 1; done <"/etc/bench/sysctl.$s"
+    rpc.nfsd 0 || return 1
+    cp "/etc/bench/default.$s" /etc/default/nfs-kernel-server
+    if [ "$s" = stock ]; then
+        rm -f /etc/nfs.conf.d/nasboot.conf
+    else
+        cp /etc/bench/nfsconf.nasboot /etc/nfs.conf.d/nasboot.conf
+    fi
+    # shellcheck disable=SC1091 # the board's file
+    . /etc/default/nfs-kernel-server
+    rpc.nfsd "$RPCNFSDCOUNT" || return 1
+    if [ -s /run/ksmbd.lock ]; then
+        ksmbd.control --shutdown >/dev/null 2>&1
+        i=0
+        while [ $i -lt 20 ] && [ -s /run/ksmbd.lock ] && kill -0 "$(cat /run/ksmbd.lock)" 2>/dev/null; do
+            sleep 0.5
+            i=$((i + 1))
+        done
+        if [ "$1" != nasboot ]; then
+            ksmbd.mountd -c "/etc/bench/ksmbd-$1.conf" </dev/null >/dev/null 2>&1 || return 1
+        else
+            ksmbd.mountd </dev/null >/dev/null 2>&1 || return 1
+        fi
+    fi
+    if [ -s /run/samba/smbd.pid ]; then
+        cp "/etc/bench/smb.conf.$s" /etc/samba/smb.conf || return 1
+        kill -HUP "$(cat /run/samba/smbd.pid)" || return 1
+        sleep 2
+    fi
+    echo "$1" >/tmp/settings.cur
+}
 case $disk in sda | sdb) ;; *) [ "$cmd" = stop ] || { echo "error no disk '$disk'"; exit 0; } ;; esac
 case $cmd in
     prep)
+        settings "${set:-keep}" || { echo "error settings $set"; exit 0; }
         ra=/sys/block/$disk/queue/read_ahead_kb
         if [ "$arg" = nasboot ]; then
             echo 128 >"$ra" || { echo "error read_ahead_kb 128"; exit 0; }
