@@ -281,30 +281,66 @@ toolchain_needs_build_std() {
 # built from rust-src, and the dependencies from crates.io, depend on
 # rustc, the flags and Cargo.lock, not on the tree: they live outside
 # the clone, in ${NASBOOT_CACHE:-/var/cache/nasboot}/cargo-<hash of
-# rustc -vV and the clone's path>, so that a clone made again at the same
-# path (CI's on a machine that ran it before) compiles nasboot and links,
-# nothing more; cargo's fingerprints (the sources' times) decide what is
-# stale. Not one directory for every clone: cargo names nasboot's own
-# artifacts the same from any path, and a clone was seen to take another
-# clone's test binary as up to date. CARGO_TARGET_DIR set,
+# rustc -vV>, one directory for every clone, so that any new clone (CI's
+# on a machine that ran it before, wherever it clones) compiles nasboot
+# and links, nothing more. Cargo names nasboot's own artifacts the same
+# from any path and takes them as up to date when the sources are older
+# than they are (a clone's test binary was run by another clone so):
+# toolchain_cargo holds each target's directory for one clone at a time
+# and makes cargo build nasboot again when the last clone there was
+# another (toolchain_claim). CARGO_TARGET_DIR set,
 # NASBOOT_CARGO_CACHE=none, or a cache that cannot be written: target/ in
 # the clone, as before.
-# Each directory records its clone's path (.clone); one whose clone is
-# gone is removed, so that clones made in new folders each time (a few
-# GiB each) do not fill the disk.
+# The directories of an older scheme, one per clone path, each with its
+# clone's path in .clone: one whose clone is this one or gone (nothing
+# uses it) is taken over, renamed (what it has built stays); the others
+# are removed once their clone is gone.
 toolchain_std_base() {
     local cache=${NASBOOT_CACHE:-/var/cache/nasboot} dir old
     if [ -z "${CARGO_TARGET_DIR:-}" ] && [ "${NASBOOT_CARGO_CACHE:-auto}" != none ] &&
         mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
-        dir=$cache/cargo-$({ rustc -vV && echo "$TOOLCHAIN_REPO"; } | sha256sum | cut -c1-12)
+        dir=$cache/cargo-$(rustc -vV | sha256sum | cut -c1-12)
+        if [ ! -d "$dir" ]; then
+            for old in "$cache"/cargo-[0-9a-f]*/.clone; do
+                case $(cat "$old" 2>/dev/null) in "$TOOLCHAIN_REPO") ;; *) [ ! -d "$(cat "$old" 2>/dev/null)" ] || continue ;; esac
+                mv -T "${old%/.clone}" "$dir" 2>/dev/null && rm -f "$dir/.clone" && break
+            done
+        fi
         for old in "$cache"/cargo-[0-9a-f]*/.clone; do
             [ -f "$old" ] && [ ! -d "$(cat "$old")" ] && rm -rf "${old%/.clone}"
         done
-        mkdir -p "$dir" && [ -f "$dir/.clone" ] || echo "$TOOLCHAIN_REPO" >"$dir/.clone"
-        echo "$dir"
+        mkdir -p "$dir" && echo "$dir"
     else
         echo "${CARGO_TARGET_DIR:-$TOOLCHAIN_REPO/target}"
     fi
+}
+
+# toolchain_claim DIR CMD...: CMD holding the cargo target directory DIR
+# (one target's, shared by every clone: toolchain_std_base) for this
+# clone. When the clone that used it last (DIR/.nasboot-clone) was
+# another, nasboot's own fingerprints there are removed first, so that
+# cargo compiles nasboot from this clone's sources, whatever their
+# times; std and the dependencies stay built. The lock is held until CMD
+# ends: cargo holds the directory for as long (a test run's whole), so
+# two clones wait for each other either way. A DIR inside the clone is
+# the clone's alone: CMD at once.
+toolchain_claim() {
+    local dir=$1
+    shift
+    case $dir/ in "$TOOLCHAIN_REPO"/*)
+        "$@"
+        return
+        ;;
+    esac
+    mkdir -p "$dir" || return
+    (
+        flock 8 || exit
+        if [ "$(cat "$dir/.nasboot-clone" 2>/dev/null)" != "$TOOLCHAIN_REPO" ]; then
+            rm -rf "$dir"/*/.fingerprint/nasboot-* &&
+                echo "$TOOLCHAIN_REPO" >"$dir/.nasboot-clone" || exit
+        fi
+        "$@"
+    ) 8>"$dir/.nasboot-clone.lock"
 }
 
 # toolchain_target_dir TARGET: the CARGO_TARGET_DIR toolchain_cargo uses
@@ -450,12 +486,13 @@ toolchain_cargo() {
     local t f sub=$2
     t=$(toolchain_resolve "$1") || return
     shift 2
-    local pre=() env=()
+    local pre=() env=() own=$TOOLCHAIN_REPO/target
     if [ "$sub" = build ]; then
         case "$t" in mips*-unknown-linux-musl) toolchain_no_unwinder || return ;; esac
         pre+=("$TOOLCHAIN_BUILD_STD" "$TOOLCHAIN_BUILD_STD_FEATURES"
             --config "target.$t.rustflags = $(toolchain_board_rustflags "$t")")
         env+=(RUSTC_BOOTSTRAP=1 "CARGO_TARGET_DIR=$(toolchain_build_dir)")
+        own=$(toolchain_build_dir)/$t
     elif [ "$t" = "$TOOLCHAIN_HOST" ]; then
         env+=("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS=${CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS:-$TOOLCHAIN_HOST_RUSTFLAGS}")
     elif toolchain_needs_build_std "$t"; then
@@ -466,8 +503,9 @@ toolchain_cargo() {
             pre+=(--config "target.$t.rustflags = $(toolchain_toml_array "${mf[@]}")")
         fi
         env+=(RUSTC_BOOTSTRAP=1 "CARGO_TARGET_DIR=$(toolchain_target_dir "$t")")
+        own=$(toolchain_target_dir "$t")/$t
     fi
-    (cd "$TOOLCHAIN_REPO" && env "${env[@]}" cargo "${pre[@]}" "$sub" --target "$t" "$@")
+    (cd "$TOOLCHAIN_REPO" && toolchain_claim "$own" env "${env[@]}" cargo "${pre[@]}" "$sub" --target "$t" "$@")
 }
 
 # toolchain_test TARGET [ARGS...]: the crate's tests for TARGET, run under
