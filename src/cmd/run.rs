@@ -26,6 +26,7 @@ use crate::config::watchdog::Watchdog as Config;
 use crate::confirm;
 use crate::exit::Status;
 use crate::seam::{Lock, Seams};
+use crate::watchdog::daemon::Held;
 use crate::watchdog::history;
 
 /// Locked by the `run` daemon while it serves (flock: released however
@@ -48,14 +49,14 @@ struct Holder<'c, 'i, 'o> {
 }
 
 impl crate::watchdog::Hold for Holder<'_, '_, '_> {
-    fn candidate(&mut self, seams: &mut Seams<'_>) -> Option<u64> {
+    fn candidate(&mut self, seams: &mut Seams<'_>) -> Held {
         if self.held.is_none() || !seams.files.exists(Path::new(confirm::PENDING)) {
-            return None;
+            return Held::Nothing;
         }
         // The start's check, as a holder's: a revert once due. Not waiting
         // for the apply lock (an apply in progress): the daemon must pet.
         let _lock = match seams.files.lock(Path::new(crate::paths::APPLY_LOCK), false) {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Some(100),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Held::Left(100),
             l => l,
         };
         // The revert's result too goes to the daemon's log (its stdout
@@ -64,9 +65,12 @@ impl crate::watchdog::Hold for Holder<'_, '_, '_> {
         let start = super::confirm::at_start(self.cli, seams, &mut Io { out: &mut out, err: &mut *self.io.err });
         let _ = self.io.err.write_all(&out);
         match start {
-            Ok(Start::Pending(j)) => Some(j.left_ms(&confirm::now(seams.files))),
-            Ok(Start::Go) => None,
-            Err(_) => self.held.take().and(None),
+            Ok(Start::Pending(j)) => Held::Left(j.left_ms(&confirm::now(seams.files))),
+            Ok(Start::Go) => Held::Settled,
+            Err(_) => {
+                self.held = None;
+                Held::Settled
+            }
         }
     }
 }
@@ -169,60 +173,22 @@ mod tests {
     use std::io;
     use std::path::Path;
 
-    use super::{Holder, HOLDER_LOCK};
+    use super::{Held, Holder, HOLDER_LOCK};
     use crate::cli::{self, Cli};
     use crate::cmd::{dispatch, Io};
-    use crate::confirm::fake::MemFiles;
     use crate::confirm::{self, Journal, State};
     use crate::exit::Status;
-    use crate::seam::fake::FakeBoard;
-    use crate::seam::{Files, Lock, Replaced, Seams};
+    use crate::seam::fake::{FakeBoard, FakeFiles};
+    use crate::seam::{Lock, Seams};
     use crate::watchdog::Hold;
 
     const A: &[u8] = b"[board]\nname = \"a\"\n[firewall]\nprofile = \"off\"\n";
     const B: &[u8] = b"[board]\nname = \"b\"\n[firewall]\nprofile = \"off\"\n[sysctl.set]\n\"net.ipv4.ip_default_ttl\" = 99\n";
     const PROFILE: &str = "/etc/nasboot.toml";
 
-    /// The journal's files, with [`HOLDER_LOCK`] held by a daemon or not,
-    /// as flock(2) answers a second locker.
-    struct DaemonFiles {
-        mem: MemFiles,
-        daemon: bool,
-        /// Another nasboot holds the apply lock.
-        applying: bool,
-    }
-
-    impl Files for DaemonFiles {
-        fn read(&mut self, path: &Path) -> io::Result<Vec<u8>> {
-            self.mem.read(path)
-        }
-        fn exists(&mut self, path: &Path) -> bool {
-            self.mem.exists(path)
-        }
-        fn is_dir(&mut self, path: &Path) -> bool {
-            self.mem.is_dir(path)
-        }
-        fn replace(&mut self, path: &Path, data: &[u8]) -> io::Result<Replaced> {
-            self.mem.replace(path, data)
-        }
-        fn write_kernel(&mut self, path: &Path, data: &[u8]) -> io::Result<()> {
-            self.mem.write_kernel(path, data)
-        }
-        fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
-            self.mem.rename(from, to)
-        }
-        fn lock(&mut self, path: &Path, wait: bool) -> io::Result<Lock> {
-            let busy = (self.daemon && path == Path::new(HOLDER_LOCK)) || (self.applying && path == Path::new(crate::paths::APPLY_LOCK));
-            if busy && !wait {
-                return Err(io::Error::from(io::ErrorKind::WouldBlock));
-            }
-            self.mem.lock(path, wait)
-        }
-    }
-
     struct Board {
         fake: FakeBoard,
-        files: DaemonFiles,
+        files: FakeFiles,
     }
 
     fn board(daemon: bool) -> Board {
@@ -231,11 +197,15 @@ mod tests {
         if let Ok(exe) = std::env::current_exe() {
             fake.runner.programs.insert(exe.to_string_lossy().into_owned());
         }
-        let mut mem = MemFiles::default();
-        mem.files.insert(PROFILE.into(), A.to_vec());
-        mem.files.insert("/etc/b.toml".into(), B.to_vec());
-        mem.files.insert(crate::paths::BOOT_ID.into(), b"11111111-2222\n".to_vec());
-        Board { fake, files: DaemonFiles { mem, daemon, applying: false } }
+        // flock's answer to a second locker: the daemon's lock held or not.
+        let mut files = FakeFiles::default();
+        if daemon {
+            files.locked_elsewhere.insert(HOLDER_LOCK.into());
+        }
+        files.files.insert(PROFILE.into(), A.to_vec());
+        files.files.insert("/etc/b.toml".into(), B.to_vec());
+        files.files.insert(crate::paths::BOOT_ID.into(), b"11111111-2222\n".to_vec());
+        Board { fake, files }
     }
 
     /// `f` with the board's seams, a command line and its output.
@@ -256,7 +226,7 @@ mod tests {
     }
 
     /// The daemon's holder, asked once; `held`: its lock, kept between asks.
-    fn ask(b: &mut Board, held: &mut Option<Lock>) -> (Option<u64>, String) {
+    fn ask(b: &mut Board, held: &mut Option<Lock>) -> (Held, String) {
         with(b, &["run"], |cli, seams, io| {
             let mut h = Holder { cli, io, held: held.take() };
             let left = h.candidate(seams);
@@ -283,8 +253,9 @@ mod tests {
     fn nothing_pending_is_one_stat() {
         let mut b = board(true);
         let (left, err) = ask(&mut b, &mut Some(Lock::none()));
-        assert_eq!((left, err.as_str()), (None, ""));
-        assert_eq!(b.files.mem.ops, ["stat /var/lib/nasboot/confirm.pending"]);
+        assert_eq!((left, err.as_str()), (Held::Nothing, ""));
+        assert_eq!(b.files.stats, [Path::new(confirm::PENDING)]);
+        assert!(b.files.journal.borrow().is_empty(), "nothing written");
     }
 
     /// `apply --confirm 30 B` under the daemon, its deadline then passed.
@@ -293,11 +264,11 @@ mod tests {
         assert_eq!(status, Status::Ok, "{err}");
         let mut held = Some(Lock::none());
         let (left, err) = ask(b, &mut held);
-        assert!(left.is_some_and(|l| l > 29_000 && l <= 30_000), "{left:?} {err}");
+        assert!(matches!(left, Held::Left(l) if l > 29_000 && l <= 30_000), "{left:?} {err}");
         let path = Path::new(confirm::PENDING);
-        let mut j = Journal::parse(&b.files.mem.files[path]).unwrap();
+        let mut j = Journal::parse(&b.files.files[path]).unwrap();
         j.deadline_ms = 0;
-        b.files.mem.files.insert(path.into(), j.render());
+        b.files.files.insert(path.into(), j.render());
         held
     }
 
@@ -306,12 +277,12 @@ mod tests {
         let mut b = board(true);
         let mut held = due(&mut b);
         let (left, err) = ask(&mut b, &mut held);
-        assert_eq!(left, None);
+        assert_eq!(left, Held::Settled);
         assert!(err.contains("was not confirmed (its deadline passed)"), "{err}");
         assert!(err.contains("; the board matches its observation from before the candidate"), "the result, in its log: {err}");
-        assert_eq!(b.files.mem.files[Path::new(PROFILE)], A);
+        assert_eq!(b.files.files[Path::new(PROFILE)], A);
         assert_eq!(b.fake.sysctl.values["net.ipv4.ip_default_ttl"], "64");
-        let settled = Journal::parse(&b.files.mem.files[Path::new(confirm::SETTLED)]).unwrap();
+        let settled = Journal::parse(&b.files.files[Path::new(confirm::SETTLED)]).unwrap();
         assert_eq!(settled.state, State::RolledBack);
         assert_eq!(holders(&b), 0);
         assert!(held.is_some(), "it holds the next one");
@@ -321,15 +292,15 @@ mod tests {
     fn a_due_revert_waits_for_an_apply_in_progress_petting() {
         let mut b = board(true);
         let mut held = due(&mut b);
-        b.files.applying = true;
+        b.files.locked_elsewhere.insert(crate::paths::APPLY_LOCK.into());
         let (left, err) = ask(&mut b, &mut held);
-        assert_eq!((left, err.as_str()), (Some(100), ""), "asked again in 0.1 s, not blocked");
-        assert_eq!(b.files.mem.files[Path::new(PROFILE)], B);
-        b.files.applying = false;
+        assert_eq!((left, err.as_str()), (Held::Left(100), ""), "asked again in 0.1 s, not blocked");
+        assert_eq!(b.files.files[Path::new(PROFILE)], B);
+        b.files.locked_elsewhere.remove(Path::new(crate::paths::APPLY_LOCK));
         let (left, err) = ask(&mut b, &mut held);
-        assert_eq!(left, None);
+        assert_eq!(left, Held::Settled);
         assert!(err.contains("its deadline passed"), "{err}");
-        assert_eq!(b.files.mem.files[Path::new(PROFILE)], A);
+        assert_eq!(b.files.files[Path::new(PROFILE)], A);
     }
 
     #[test]
@@ -338,14 +309,16 @@ mod tests {
         // its lock go, as a holder process ends: the next start says why.
         let mut b = board(true);
         let mut held = due(&mut b);
-        b.files.mem.read_only = true;
+        b.files.fail_writes = Some(io::ErrorKind::ReadOnlyFilesystem);
         let (first, err) = ask(&mut b, &mut held);
         assert!(err.contains("nothing reverted"), "{err}");
         assert!(held.is_none());
-        b.files.mem.ops.clear();
+        b.files.stats.clear();
+        let written = b.files.journal.borrow().len();
         let (again, err) = ask(&mut b, &mut held);
-        assert_eq!((first, again, err.as_str()), (None, None, ""));
-        assert!(b.files.mem.ops.is_empty(), "{:?}", b.files.mem.ops);
-        assert_eq!(Journal::parse(&b.files.mem.files[Path::new(confirm::PENDING)]).unwrap().state, State::Pending);
+        assert_eq!((first, again, err.as_str()), (Held::Settled, Held::Nothing, ""));
+        assert!(b.files.stats.is_empty(), "{:?}", b.files.stats);
+        assert_eq!(b.files.journal.borrow().len(), written, "nothing written");
+        assert_eq!(Journal::parse(&b.files.files[Path::new(confirm::PENDING)]).unwrap().state, State::Pending);
     }
 }

@@ -50,12 +50,26 @@ pub trait Host {
     /// Called once, after the first pet of the loop: start-up is over.
     fn settled(&mut self) {}
     /// A candidate (`apply --confirm`) whose revert this daemon holds:
-    /// None when none is pending (one stat), else the ms left to its
-    /// deadline; once that has passed, the host reverts it first. Asked
-    /// at start, at every pet and on SIGHUP. The default holds none.
-    fn candidate(&mut self) -> Option<u64> {
-        None
+    /// [`Held::Nothing`] when none is pending (one stat), else the ms left
+    /// to its deadline; once that has passed, the host reverts it first.
+    /// Asked at start, at every pet and on SIGHUP. The default holds none.
+    fn candidate(&mut self) -> Held {
+        Held::Nothing
     }
+}
+
+/// What [`Host::candidate`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Held {
+    Nothing,
+    /// Pending, this many ms before its deadline.
+    Left(u64),
+    /// Its deadline passed and the host tried the revert (or it was
+    /// settled meanwhile): the profile file may have changed, so the
+    /// daemon reloads it, as on SIGHUP. The revert's own apply cannot
+    /// reach the watchdog this daemon holds open, and a SIGHUP inside the
+    /// window may have loaded the candidate's settings.
+    Settled,
 }
 
 /// The watchdog the daemon pets. Every operation says how it went.
@@ -138,9 +152,17 @@ pub(crate) struct Stats {
     pub checks_failed: u64,
 }
 
-/// When the held candidate's revert is due, in `now_ms`'s clock.
-fn due_at<H: Host>(host: &mut H) -> Option<u64> {
-    host.candidate().map(|left| host.now_ms() + left)
+/// When the held candidate's revert is due, in `now_ms`'s clock;
+/// `settled` is set when a revert was just tried.
+fn due_at<H: Host>(host: &mut H, settled: &mut bool) -> Option<u64> {
+    match host.candidate() {
+        Held::Left(ms) => Some(host.now_ms() + ms),
+        Held::Settled => {
+            *settled = true;
+            None
+        }
+        Held::Nothing => None,
+    }
 }
 
 /// Pet until a stop signal. `cfg` is the running profile's `[watchdog]`.
@@ -156,8 +178,10 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
     feed(dog, &mut failures);
     stats.pets += 1;
     let mut next = host.now_ms() + interval;
-    // When the held candidate's revert is due (now_ms's clock).
-    let mut due = due_at(host);
+    // When the held candidate's revert is due (now_ms's clock), and
+    // whether one was just tried (then the profile is reloaded).
+    let mut settled = false;
+    let mut due = due_at(host, &mut settled);
     loop {
         let now = host.now_ms();
         if due.is_some_and(|d| now >= d) {
@@ -167,7 +191,7 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
                 feed(dog, &mut failures);
                 stats.pets += 1;
             }
-            due = due_at(host);
+            due = due_at(host, &mut settled);
             continue;
         }
         if now >= next {
@@ -210,11 +234,16 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
             if next <= now {
                 next = now + interval;
             }
-            due = due_at(host);
+            due = due_at(host, &mut settled);
             continue;
         }
-        stats.wakeups += 1;
-        match host.wait(due.map_or(next, |d| d.min(next)) - now) {
+        let sig = if std::mem::take(&mut settled) {
+            Some(Sig::Reload)
+        } else {
+            stats.wakeups += 1;
+            host.wait(due.map_or(next, |d| d.min(next)) - now)
+        };
+        match sig {
             None => {}
             Some(Sig::Stop) => {
                 disable(dog);
@@ -234,7 +263,7 @@ pub fn serve<W: Dog, H: Host>(dog: &mut W, host: &mut H, mut cfg: Config) -> Out
                     next = next.min(host.now_ms() + interval);
                     log::warn!("profile reloaded: petting every {interval} ms");
                 }
-                due = due_at(host);
+                due = due_at(host, &mut settled);
             }
             Some(Sig::Status) => log::warn!(
                 "status: {} ({} pets, {} wake-ups, interval {interval} ms, timeout {}, {} failed checks{})",
@@ -347,21 +376,21 @@ mod tests {
         fn stopped(&mut self) {
             self.log.push(format!("stopped@{}", self.now));
         }
-        fn candidate(&mut self) -> Option<u64> {
+        fn candidate(&mut self) -> Held {
             if !self.holds {
-                return None;
+                return Held::Nothing;
             }
             self.log.push(format!("stat@{}", self.now));
-            let (from, deadline, confirmed) = self.pending?;
+            let Some((from, deadline, confirmed)) = self.pending else { return Held::Nothing };
             if self.now < from || self.now >= confirmed {
-                return None;
+                return Held::Nothing;
             }
             if self.now < deadline {
-                return Some(deadline - self.now);
+                return Held::Left(deadline - self.now);
             }
             self.log.push(format!("revert@{}", self.now));
             self.pending = None;
-            None
+            Held::Settled
         }
     }
 
@@ -443,7 +472,8 @@ mod tests {
         // Applied at 3 s with a 9.2 s window: seen at the 5 s pet, reverted
         // at 12.2 s sharp (not at the next pet), then one stat a pet again.
         let (log, feeds, waits) = held((3_000, 12_200, u64::MAX), 20_000);
-        assert_eq!(log, ["stat@0", "stat@5000", "stat@10000", "stat@12200", "revert@12200", "stat@15000", "stopped@20000"]);
+        // The reverted profile is reloaded at once (one more stat).
+        assert_eq!(log, ["stat@0", "stat@5000", "stat@10000", "stat@12200", "revert@12200", "stat@12200", "stat@15000", "stopped@20000"]);
         // Pets at 0, 5, 10, 12.2 (before the revert), 15 s; one more wait.
         assert_eq!((feeds, waits), (5, 5));
     }
@@ -460,7 +490,7 @@ mod tests {
             ..FakeHost::default()
         };
         serve(&mut dog, &mut host, cfg(""));
-        assert_eq!(host.log, ["stat@0", "stat@1500", "stat@3000", "revert@3000", "stat@5000", "stopped@6000"]);
+        assert_eq!(host.log, ["stat@0", "stat@1500", "stat@3000", "revert@3000", "stat@3000", "stat@5000", "stopped@6000"]);
     }
 
     #[test]
@@ -468,5 +498,21 @@ mod tests {
         // Confirmed at 11 s: the wake-up at the deadline finds none.
         let (log, _, _) = held((3_000, 12_200, 11_000), 16_000);
         assert_eq!(log, ["stat@0", "stat@5000", "stat@10000", "stat@12200", "stat@15000", "stopped@16000"]);
+    }
+
+    #[test]
+    fn after_a_revert_the_daemon_takes_the_reverted_profiles_timeout() {
+        // Applied at 1 s with a 2 s window, seen first at the 5 s pet,
+        // after its deadline: reverted there, and the profile put back
+        // (4 s timeout) re-arms the device at once, without a signal.
+        let mut dog = Dog { timeout: Some(10), ..Dog::default() };
+        let mut host =
+            FakeHost { signals: [(8_000, Sig::Stop)].into(), holds: true, pending: Some((1_000, 3_000, u64::MAX)), ..FakeHost::default() };
+        let mut good = cfg("");
+        good.timeout = crate::config::watchdog::Seconds(4);
+        host.reload_to = Some(good);
+        serve(&mut dog, &mut host, cfg(""));
+        assert_eq!(host.log, ["stat@0", "stat@5000", "revert@5000", "stat@5000", "stat@7000", "stopped@8000"]);
+        assert_eq!(dog.log, ["feed", "feed", "start 4", "feed", "disable"]);
     }
 }

@@ -167,7 +167,7 @@ pub(crate) struct BoardHost<'s, 'a> {
 /// The revert of a candidate (`apply --confirm`), held by the daemon
 /// where it runs: see [`daemon::Host::candidate`] (`cmd::run` has it).
 pub(crate) trait Hold {
-    fn candidate(&mut self, seams: &mut Seams<'_>) -> Option<u64>;
+    fn candidate(&mut self, seams: &mut Seams<'_>) -> daemon::Held;
 }
 
 impl daemon::Host for BoardHost<'_, '_> {
@@ -194,9 +194,9 @@ impl daemon::Host for BoardHost<'_, '_> {
     fn stopped(&mut self) {
         history::update(self.seams.files, |h| h.set_end(history::End::Clean));
     }
-    fn candidate(&mut self) -> Option<u64> {
+    fn candidate(&mut self) -> daemon::Held {
         let seams = &mut *self.seams;
-        self.hold.as_mut().and_then(|h| h.candidate(seams))
+        self.hold.as_mut().map_or(daemon::Held::Nothing, |h| h.candidate(seams))
     }
     fn settled(&mut self) {
         // Give start-up's pages back, then lock what is left.
