@@ -448,7 +448,7 @@ pub(crate) fn revert(cli: &Cli, mut j: Journal, seams: &mut Seams<'_>, io: &mut 
 /// check reports it until then). A share file goes back to the text of
 /// the `.bak` copy the candidate's write kept (the check tells if it was
 /// not that one); one that was absent is emptied, which is as good (its
-/// text kept in `.bak`).
+/// text kept in `.bak`). A running ksmbd is then told, as by an apply.
 fn restore_values(changed: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'_>) -> Vec<crate::plan::Action> {
     use crate::plan::Action;
     let mut actions = Vec::new();
@@ -467,8 +467,14 @@ fn restore_values(changed: &[(&str, &str)], seams: &mut Seams<'_>, io: &mut Io<'
                 let text =
                     if was == "absent" { Vec::new() } else { seams.files.read(Path::new(&format!("{key}.bak"))).unwrap_or_default() };
                 let (text, path) = (String::from_utf8_lossy(&text).into_owned(), key.to_string());
-                // Written as the export table is; exportfs -ra after it only.
-                let reload = (key == crate::paths::EXPORTS || key == share::EXPORTS_DROP_IN) && !seams.files.relocated();
+                // Written as the export table is; then exportfs -ra for
+                // the export table, and for ksmbd.conf a reload of a
+                // running ksmbd, which serves the candidate's shares until
+                // it takes the file back (share::apply).
+                let reload = (key == crate::paths::EXPORTS
+                    || key == share::EXPORTS_DROP_IN
+                    || key == crate::paths::KSMBD_CONF && share::smb::mountd_running(seams))
+                    && !seams.files.relocated();
                 actions.push(Action::Nfs(share::Action::Exports { path, text, reload }));
                 Ok(())
             }

@@ -47,7 +47,9 @@ pub(crate) const NFS_CONF_DROP_IN: &str = "/etc/nfs.conf.d/nasboot.conf";
 pub(crate) enum Action {
     /// Replace the export table, then `exportfs -ra` if it changed and
     /// `reload` is set (it is not under `--root`: exportfs always reads
-    /// this machine's /etc/exports).
+    /// this machine's /etc/exports). A revert (`cmd::confirm`) writes
+    /// every share file so; for ksmbd.conf, `reload` is a running ksmbd's
+    /// `ksmbd.control --reload` (its Display, for plans, never has one).
     Exports { path: String, text: String, reload: bool },
     /// Replace a configuration file (init script settings, smb include).
     WriteFile { path: String, text: String },
@@ -429,6 +431,10 @@ pub(crate) fn apply(a: &Action, seams: &mut Seams<'_>) -> Result<(), Error> {
         Action::Exports { path, text, reload } => {
             if replace(seams, path, text)? == Replaced::Unchanged || !reload {
                 return Ok(());
+            }
+            // (ksmbd.conf only from a revert: cmd::confirm)
+            if path == paths::KSMBD_CONF {
+                return ksmbd_control(seams, ksmbd::Change::Reload);
             }
             exportfs(seams, path)
         }

@@ -312,3 +312,34 @@ fn the_watchdogs_timeout_goes_back() {
     // and says so by name.
     assert!(err.contains("watchdog /dev/watchdog0: was 60, now 30"), "{err}");
 }
+
+#[test]
+fn a_running_ksmbd_takes_its_file_back() {
+    // The owner's own ksmbd.conf, and ksmbd.mountd running on it (pid
+    // 321); the last good profile has no [samba], so its apply leaves SMB
+    // alone. The candidate's shares must not stay served after the
+    // revert: ksmbd is told once its file is back.
+    let conf = crate::paths::KSMBD_CONF;
+    let mut b = board();
+    b.fake.netif.add("eth1", 2);
+    for p in ["ksmbd.mountd", "ksmbd.control"] {
+        b.fake.runner.programs.insert(p.into());
+    }
+    for (path, v) in [("/srv/x/file", ""), ("/run/ksmbd.lock", "321"), ("/proc/321/comm", "ksmbd.mountd\n")] {
+        b.fake.files.files.insert(path.into(), v.as_bytes().to_vec());
+    }
+    let cand = b"[board]\nname = \"c\"\n[firewall]\nprofile = \"off\"\n[[interface]]\nname = \"eth1\"\nrole = \"lan\"\nmethod = \"manual\"\n[samba]\nbackend = \"ksmbd\"\n[[samba.share]]\nname = \"x\"\npath = \"/srv/x\"\n";
+    let c = crate::config::parse_bytes("c.toml", cand).unwrap().profile;
+    // The same globals as the candidate's: a reload either way.
+    let theirs = crate::share::ksmbd::render(&c, c.samba.as_ref().unwrap()).replace("/srv/x", "/srv/theirs");
+    b.fake.files.files.insert(conf.into(), theirs.clone().into_bytes());
+    candidate_then_rollback(
+        &mut b,
+        cand,
+        |b| assert!(text(b, conf).contains("path = /srv/x"), "{}", text(b, conf)),
+        |b| assert_eq!(text(b, conf), theirs.trim()),
+    );
+    let runs: Vec<_> = b.fake.effects().into_iter().filter(|e| e.contains("ksmbd")).collect();
+    let (write, reload) = (format!("replace {conf}"), "run ksmbd.control --reload");
+    assert_eq!(runs, [write.as_str(), reload, &write, reload], "the candidate's, then the revert's: the file first");
+}
