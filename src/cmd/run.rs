@@ -178,7 +178,7 @@ mod tests {
     use crate::cmd::{dispatch, Io};
     use crate::confirm::{self, Journal, State};
     use crate::exit::Status;
-    use crate::seam::fake::{FakeBoard, FakeFiles};
+    use crate::seam::fake::FakeBoard;
     use crate::seam::{Lock, Seams};
     use crate::watchdog::Hold;
 
@@ -188,7 +188,6 @@ mod tests {
 
     struct Board {
         fake: FakeBoard,
-        files: FakeFiles,
     }
 
     fn board(daemon: bool) -> Board {
@@ -198,29 +197,21 @@ mod tests {
             fake.runner.programs.insert(exe.to_string_lossy().into_owned());
         }
         // flock's answer to a second locker: the daemon's lock held or not.
-        let mut files = FakeFiles::default();
+        let files = &mut fake.files;
         if daemon {
             files.locked_elsewhere.insert(HOLDER_LOCK.into());
         }
         files.files.insert(PROFILE.into(), A.to_vec());
         files.files.insert("/etc/b.toml".into(), B.to_vec());
         files.files.insert(crate::paths::BOOT_ID.into(), b"11111111-2222\n".to_vec());
-        Board { fake, files }
+        Board { fake }
     }
 
     /// `f` with the board's seams, a command line and its output.
     fn with<T>(b: &mut Board, args: &[&str], f: impl FnOnce(&Cli, &mut Seams<'_>, &mut Io<'_>) -> T) -> (T, String) {
         let cli = cli::parse(args.iter().copied()).expect("valid command line");
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let fk = &mut b.fake;
-        let mut seams = Seams {
-            files: &mut b.files,
-            sysctl: &mut fk.sysctl,
-            runner: &mut fk.runner,
-            netif: &mut fk.netif,
-            nft: &mut fk.nft,
-            watchdog: &mut fk.watchdog,
-        };
+        let mut seams = b.fake.seams();
         let t = f(&cli, &mut seams, &mut Io { out: &mut out, err: &mut err });
         (t, String::from_utf8(err).unwrap())
     }
@@ -254,8 +245,8 @@ mod tests {
         let mut b = board(true);
         let (left, err) = ask(&mut b, &mut Some(Lock::none()));
         assert_eq!((left, err.as_str()), (Held::Nothing, ""));
-        assert_eq!(b.files.stats, [Path::new(confirm::PENDING)]);
-        assert!(b.files.journal.borrow().is_empty(), "nothing written");
+        assert_eq!(b.fake.files.stats, [Path::new(confirm::PENDING)]);
+        assert!(b.fake.files.journal.borrow().is_empty(), "nothing written");
     }
 
     /// `apply --confirm 30 B` under the daemon, its deadline then passed.
@@ -266,9 +257,9 @@ mod tests {
         let (left, err) = ask(b, &mut held);
         assert!(matches!(left, Held::Left(l) if l > 29_000 && l <= 30_000), "{left:?} {err}");
         let path = Path::new(confirm::PENDING);
-        let mut j = Journal::parse(&b.files.files[path]).unwrap();
+        let mut j = Journal::parse(&b.fake.files.files[path]).unwrap();
         j.deadline_ms = 0;
-        b.files.files.insert(path.into(), j.render());
+        b.fake.files.files.insert(path.into(), j.render());
         held
     }
 
@@ -280,9 +271,9 @@ mod tests {
         assert_eq!(left, Held::Settled);
         assert!(err.contains("was not confirmed (its deadline passed)"), "{err}");
         assert!(err.contains("; the board matches its observation from before the candidate"), "the result, in its log: {err}");
-        assert_eq!(b.files.files[Path::new(PROFILE)], A);
+        assert_eq!(b.fake.files.files[Path::new(PROFILE)], A);
         assert_eq!(b.fake.sysctl.values["net.ipv4.ip_default_ttl"], "64");
-        let settled = Journal::parse(&b.files.files[Path::new(confirm::SETTLED)]).unwrap();
+        let settled = Journal::parse(&b.fake.files.files[Path::new(confirm::SETTLED)]).unwrap();
         assert_eq!(settled.state, State::RolledBack);
         assert_eq!(holders(&b), 0);
         assert!(held.is_some(), "it holds the next one");
@@ -292,15 +283,15 @@ mod tests {
     fn a_due_revert_waits_for_an_apply_in_progress_petting() {
         let mut b = board(true);
         let mut held = due(&mut b);
-        b.files.locked_elsewhere.insert(crate::paths::APPLY_LOCK.into());
+        b.fake.files.locked_elsewhere.insert(crate::paths::APPLY_LOCK.into());
         let (left, err) = ask(&mut b, &mut held);
         assert_eq!((left, err.as_str()), (Held::Left(100), ""), "asked again in 0.1 s, not blocked");
-        assert_eq!(b.files.files[Path::new(PROFILE)], B);
-        b.files.locked_elsewhere.remove(Path::new(crate::paths::APPLY_LOCK));
+        assert_eq!(b.fake.files.files[Path::new(PROFILE)], B);
+        b.fake.files.locked_elsewhere.remove(Path::new(crate::paths::APPLY_LOCK));
         let (left, err) = ask(&mut b, &mut held);
         assert_eq!(left, Held::Settled);
         assert!(err.contains("its deadline passed"), "{err}");
-        assert_eq!(b.files.files[Path::new(PROFILE)], A);
+        assert_eq!(b.fake.files.files[Path::new(PROFILE)], A);
     }
 
     #[test]
@@ -309,16 +300,16 @@ mod tests {
         // its lock go, as a holder process ends: the next start says why.
         let mut b = board(true);
         let mut held = due(&mut b);
-        b.files.fail_writes = Some(io::ErrorKind::ReadOnlyFilesystem);
+        b.fake.files.fail_writes = Some(io::ErrorKind::ReadOnlyFilesystem);
         let (first, err) = ask(&mut b, &mut held);
         assert!(err.contains("nothing reverted"), "{err}");
         assert!(held.is_none());
-        b.files.stats.clear();
-        let written = b.files.journal.borrow().len();
+        b.fake.files.stats.clear();
+        let written = b.fake.files.journal.borrow().len();
         let (again, err) = ask(&mut b, &mut held);
         assert_eq!((first, again, err.as_str()), (Held::Settled, Held::Nothing, ""));
-        assert!(b.files.stats.is_empty(), "{:?}", b.files.stats);
-        assert_eq!(b.files.journal.borrow().len(), written, "nothing written");
-        assert_eq!(Journal::parse(&b.files.files[Path::new(confirm::PENDING)]).unwrap().state, State::Pending);
+        assert!(b.fake.files.stats.is_empty(), "{:?}", b.fake.files.stats);
+        assert_eq!(b.fake.files.journal.borrow().len(), written, "nothing written");
+        assert_eq!(Journal::parse(&b.fake.files.files[Path::new(confirm::PENDING)]).unwrap().state, State::Pending);
     }
 }
