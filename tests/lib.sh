@@ -162,3 +162,14 @@ nasboot_for() {
 	q=$(qemu_for "$t")
 	if [ -n "$q" ]; then echo "$q $bin"; else echo "$bin"; fi
 }
+
+# host_nasboot: NB, the command line of the host's nasboot (nasboot_for
+# host); a binary not built stops the suite (exit 1), naming its path.
+host_nasboot() {
+	# shellcheck disable=SC2034 # NB is the suite's
+	read -ra NB <<<"$(nasboot_for host)"
+	if [ ! -x "${NB[0]}" ]; then
+		echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
+		exit 1
+	fi
+}

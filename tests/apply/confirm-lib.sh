@@ -39,11 +39,7 @@ if [ -z "${NB_CONFIRM_NS:-}" ]; then
 	exec env NB_CONFIRM_NS=1 unshare -m --propagation private bash "$0" "$@"
 fi
 
-read -ra NB <<<"$(nasboot_for host)"
-if [ ! -x "${NB[0]}" ]; then
-	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
-	exit 1
-fi
+host_nasboot
 
 # The holders this suite started: nasboot processes whose argv names our root.
 cf_kill_holders() {

@@ -49,11 +49,7 @@ if [ -z "${NB_CRASH_NS:-}" ]; then
 	exec env NB_CRASH_NS=1 unshare -mn --propagation private bash "$0" "$@"
 fi
 
-read -ra NB <<<"$(nasboot_for host)"
-if [ ! -x "${NB[0]}" ]; then
-	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
-	exit 1
-fi
+host_nasboot
 RUNS=${CRASH_RUNS:-200}
 # The profile's LAN link, in this private network namespace.
 ip link set lo up

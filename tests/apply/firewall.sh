@@ -79,11 +79,7 @@ trap cleanup EXIT
 fw_packages
 t_need python3
 
-read -ra NB <<<"$(nasboot_for host)"
-if [ ! -x "${NB[0]}" ]; then
-	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
-	exit 1
-fi
+host_nasboot
 
 box() { ip netns exec "${P}box" "$@"; }
 # native ARGS...: the host binary in the box, with no nft on its PATH.

@@ -52,11 +52,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 fw_packages
 t_need nfs-kernel-server samba-common-bin util-linux ksmbd-tools coreutils
 
-read -ra NB <<<"$(nasboot_for host)"
-if [ ! -x "${NB[0]}" ]; then
-	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
-	exit 1
-fi
+host_nasboot
 COUNT=${GEN_COUNT:-300}
 SEED=${GEN_SEED:-1}
 P=nbrl

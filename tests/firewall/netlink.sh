@@ -53,11 +53,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 
 fw_packages
 t_need strace python3
-read -ra NB <<<"$(nasboot_for host)"
-if [ ! -x "${NB[0]}" ]; then
-	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
-	exit 1
-fi
+host_nasboot
 P=nbnl
 W=$(mktemp -d /tmp/nasboot-netlink.XXXXXX)
 OWNER_PID=

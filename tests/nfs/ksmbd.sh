@@ -19,11 +19,7 @@ set -eu
 
 t_need ksmbd-tools iproute2 util-linux coreutils
 
-read -ra NB <<<"$(nasboot_for host)"
-if [ ! -x "${NB[0]}" ]; then
-	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
-	exit 1
-fi
+host_nasboot
 
 W=$(mktemp -d /tmp/nasboot-ksmbd.XXXXXX)
 trap 'rm -rf "$W"' EXIT

@@ -14,11 +14,7 @@ set -eu
 
 t_need samba-common-bin iproute2 util-linux
 
-read -ra NB <<<"$(nasboot_for host)"
-if [ ! -x "${NB[0]}" ]; then
-	echo "no nasboot binary at ${NB[0]}: run scripts/build host or set NASBOOT_DIST" >&2
-	exit 1
-fi
+host_nasboot
 
 W=$(mktemp -d /tmp/nasboot-smb.XXXXXX)
 trap 'rm -rf "$W"' EXIT
