@@ -23,7 +23,7 @@
 # profile replaces the file with the previous copy kept as .bak; a share
 # naming a user without a password exits 3 with the file untouched and
 # the rest applied; a profile error exits 2 and applies nothing. One boot,
-# about 30 s. Needs root.
+# about 10 s. Needs root.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib.sh
