@@ -17,7 +17,8 @@
 # kernel shows it (/sys/module/ksmbd, with no /lib/modules to ask), and
 # does not listen on 445 by itself; `plan` picks ksmbd from the kernel
 # alone and says why, with notes that ksmbd.mountd is missing and not
-# running (exit 0); `apply` writes /etc/ksmbd/ksmbd.conf bound to the LAN
+# running (exit 0), where the same plan under a root without
+# /sys/module/ksmbd (-r) refuses SMB; `apply` writes /etc/ksmbd/ksmbd.conf bound to the LAN
 # interface, sets read-ahead on the real disk (read back from /sys) and
 # notes sdz (exit 0); a second plan has nothing left to do; a changed
 # profile replaces the file with the previous copy kept as .bak; a share
@@ -42,8 +43,8 @@ sed -e 's/^guest_ok = true$/guest_ok = false\nvalid_users = ["alice"]/' \
 sed '0,/^read_ahead_kb = 1024$/s//read_ahead_kb = 70000/' "$profile" >"$work/bad.toml"
 bad_line=$(grep -n -m1 '^device = "sda"$' "$work/bad.toml" | cut -d: -f1)
 
-cat >"$work/guest.sh" <<'GUEST'
-w() { echo "guest: $1 $(tr -s ' \t\n' ' ')"; }
+be_guest_lib >"$work/guest.sh"
+cat >>"$work/guest.sh" <<'GUEST'
 ra() { echo "guest: sda read_ahead_kb $1 $(cat /sys/block/sda/queue/read_ahead_kb)"; }
 conf() { md5sum /etc/ksmbd/ksmbd.conf 2>&1 | cut -d' ' -f1; }
 echo "guest: sys-module-ksmbd $(ls /sys/module/ksmbd 2>&1 | tr '\n' ' ')"
@@ -52,34 +53,26 @@ if command -v ksmbd.mountd >/dev/null; then echo "guest: mountd present"; else e
 # Listening sockets on 445 (0x01BD), IPv4 and IPv6 (state 0A: LISTEN).
 echo "guest: listen-445 $(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$2 ~ /:01BD$/ && $4 == "0A"' | wc -l)"
 ra before
-nasboot plan >/tmp/plan1 2>&1
-echo "guest: plan-exit=$?"
-w plan </tmp/plan1
-nasboot apply >/tmp/apply1 2>&1
-echo "guest: apply-exit=$?"
-w apply </tmp/apply1
+nb plan plan
+nb apply apply
 ra after
 w ksmbd.conf </etc/ksmbd/ksmbd.conf
 ls -a /etc/ksmbd | w ksmbd-dir
-nasboot plan >/tmp/plan2 2>&1
-echo "guest: plan-again-exit=$?"
-w plan-again </tmp/plan2
+nb plan-again plan
+# The control: the same plan under a root of its own (-r), where there is
+# no /sys/module/ksmbd.
+mkdir -p /tmp/nok/etc && cp /etc/nasboot.toml /tmp/nok/etc/
+nb control -r /tmp/nok plan
 first=$(conf)
-nasboot -c /etc/be/wg.toml apply >/tmp/apply2 2>&1
-echo "guest: wg-exit=$?"
-w wg </tmp/apply2
+nb wg -c /etc/be/wg.toml apply
 [ "$(md5sum </etc/ksmbd/ksmbd.conf.bak | cut -d' ' -f1)" = "$first" ] && echo "guest: bak is the previous file"
 w wg-conf </etc/ksmbd/ksmbd.conf
 ls -a /etc/ksmbd | w wg-dir
 second=$(conf)
-nasboot -c /etc/be/user.toml apply >/tmp/apply3 2>&1
-echo "guest: user-exit=$?"
-w user </tmp/apply3
+nb user -c /etc/be/user.toml apply
 [ "$(conf)" = "$second" ] && echo "guest: user: ksmbd.conf unchanged"
 ra user
-nasboot -c /etc/be/bad.toml apply >/tmp/apply4 2>&1
-echo "guest: bad-exit=$?"
-w bad </tmp/apply4
+nb bad -c /etc/be/bad.toml apply
 [ "$(conf)" = "$second" ] && echo "guest: bad: ksmbd.conf unchanged"
 ra bad
 GUEST
@@ -103,6 +96,7 @@ be_has "without ksmbd.mountd, ksmbd does not listen on 445" 'guest: listen-445 0
 be_has "plan exits 0" 'guest: plan-exit=0' "$log"
 be_has "plan picks ksmbd from the kernel alone, and says why" 'guest: plan .*note: SMB: ksmbd \(auto: no smbd, and the kernel has ksmbd\)' "$log"
 be_lacks "... not as a kernel without ksmbd" 'guest: plan .*the kernel has no ksmbd module' "$log"
+be_has "control: where /sys/module/ksmbd is not there (-r), the same plan refuses SMB" 'guest: control .*refused: SMB is not served \(auto: no smbd on PATH, and the kernel has no ksmbd module\)' "$log"
 be_has "plan notes the missing ksmbd.mountd" 'guest: plan .*ksmbd: ksmbd.mountd is not on PATH: install ksmbd-tools' "$log"
 be_has "plan notes that ksmbd.mountd is not running" 'guest: plan .*ksmbd.mountd is not running: it reads the new file when it starts' "$log"
 be_has "plan writes ksmbd.conf" 'guest: plan .*write /etc/ksmbd/ksmbd.conf \([0-9]+ bytes\)' "$log"
