@@ -14,13 +14,13 @@
 # Debian's ksmbd-tools).
 #
 # What this covers, on the real big-endian kernel: ksmbd is there as the
-# kernel shows it (/sys/module/ksmbd, with no /lib/modules to ask), and
-# does not listen on 445 by itself; `plan` picks ksmbd from the kernel
-# alone and says why, with notes that ksmbd.mountd is missing and not
-# running (exit 0), where the same plan under a root without
-# /sys/module/ksmbd (-r) refuses SMB; `apply` writes /etc/ksmbd/ksmbd.conf bound to the LAN
-# interface, sets read-ahead on the real disk (read back from /sys) and
-# notes sdz (exit 0); a second plan has nothing left to do; a changed
+# kernel shows it (/sys/module/ksmbd; the board has no modules.builtin or
+# modules.dep to ask), and does not listen on 445 by itself; `plan` picks
+# ksmbd from the kernel alone and says why, with notes that ksmbd.mountd
+# is missing and not running (exit 0), where the same plan under a root
+# without /sys/module/ksmbd (-r) refuses SMB; `apply` writes
+# /etc/ksmbd/ksmbd.conf bound to the LAN interface, sets read-ahead on the
+# real disk (read back from /sys) and notes sdz (exit 0); a second plan has nothing left to do; a changed
 # profile replaces the file with the previous copy kept as .bak; a share
 # naming a user without a password exits 3 with the file untouched and
 # the rest applied; a profile error exits 2 and applies nothing. One boot,
