@@ -166,6 +166,16 @@ be_wait_for() {
 	return 1
 }
 
+# be_guest_lib: the helpers a suite's guest script starts with: w NAME
+# (its input as one console line, "guest: NAME ..."); nb NAME ARGS...
+# (nasboot ARGS: "guest: NAME-exit=N", then its output through w).
+be_guest_lib() {
+	cat <<'GUEST'
+w() { echo "guest: $1 $(tr -s ' \t\n' ' ')"; }
+nb() { n=$1; shift; nasboot "$@" >/tmp/nb.out 2>&1; echo "guest: $n-exit=$?"; w "$n" </tmp/nb.out; }
+GUEST
+}
+
 # be_has DESC ERE LOG / be_lacks DESC ERE LOG
 be_has() {
 	if grep -Eq -- "$2" "$3"; then t_ok "$1"; else t_fail "$1: /$2/ not in ${3##*/}"; fi

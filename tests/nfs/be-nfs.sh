@@ -20,24 +20,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../beboard.sh"
 be_setup nfs
 
-cat >"$work/guest.sh" <<'GUEST'
-w() { echo "guest: $1 $(tr -s ' \t\n' ' ')"; }
+be_guest_lib >"$work/guest.sh"
+cat >>"$work/guest.sh" <<'GUEST'
 mkdir -p /srv/nfs
 [ -e /proc/fs/nfsd/versions ] || mount -t nfsd nfsd /proc/fs/nfsd
 echo "guest: versions-kernel $(cat /proc/fs/nfsd/versions)"
 echo "guest: max_block_size-before $(cat /proc/fs/nfsd/max_block_size)"
-nasboot plan >/tmp/plan1 2>&1
-echo "guest: plan-exit=$?"
-w plan </tmp/plan1
-nasboot apply >/tmp/apply1 2>&1
-echo "guest: apply-exit=$?"
-w apply </tmp/apply1
+nb plan plan
+nb apply apply
 echo "guest: versions $(cat /proc/fs/nfsd/versions)"
 echo "guest: max_block_size $(cat /proc/fs/nfsd/max_block_size)"
 echo "guest: threads $(cat /proc/fs/nfsd/threads)"
 grep -v '^#' /etc/exports | w exports
-nasboot plan >/tmp/plan2 2>&1
-w plan-again </tmp/plan2
+nb plan-again plan
 GUEST
 
 log=$work/nfs.log
