@@ -6,19 +6,27 @@
 # depends on (Depends and Pre-Depends, recursively), one name per line.  Only libraries
 # are followed: the board gets a program and what it links against, not
 # Debian's maintainer-script machinery (debconf, ucf, adduser...).
+# One apt-cache call per level of the graph, for all of that level's
+# packages (apt-cache prints a block per package, headed by its name): each
+# call rebuilds apt's package cache (seconds), so one a package made a
+# large closure take minutes.
 board_debs_closure() {
     local -A seen=()
-    local -a queue=("$@")
+    local -a level=("$@") next
     local p d
-    while [ ${#queue[@]} -gt 0 ]; do
-        p=${queue[0]}
-        queue=("${queue[@]:1}")
-        [ -z "${seen[$p]:-}" ] || continue
-        seen[$p]=1
+    while [ ${#level[@]} -gt 0 ]; do
+        next=()
+        for p in "${level[@]}"; do
+            [ -z "${seen[$p]:-}" ] || continue
+            seen[$p]=1
+            next+=("$p:mipsel")
+        done
+        [ ${#next[@]} -gt 0 ] || break
+        level=()
         while read -r d; do
-            case $d in lib* | zlib1g) queue+=("$d") ;; esac
+            case $d in lib* | zlib1g) level+=("$d") ;; esac
         done < <(apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
-            --no-replaces --no-enhances "$p:mipsel" 2>/dev/null |
+            --no-replaces --no-enhances "${next[@]}" 2>/dev/null |
             sed -n 's/^ *\(Pre\)\{0,1\}Depends: <\{0,1\}\([^<>:]*\)\(:mipsel\)\{0,1\}>\{0,1\}$/\2/p')
     done
     printf '%s\n' "${!seen[@]}" | LC_ALL=C sort
