@@ -53,16 +53,27 @@ board_debs_download() {
 # tree (one per package set), pruned of docs and locales, and check that
 # every shared object an ELF file there needs is in the tree.  Sets
 # board_debs_dir.
+# The trees are kept outside the clone, beside the .debs (a fresh clone
+# of a machine that built them unpacks nothing; where that is not
+# writable, under BOARD_CACHE), each named by its packages and a hash of
+# what makes it: this file (the closure's rules, the pruning) and apt's
+# package lists (the dependencies, the versions).
 board_debs_dir=''
 board_debs_tree() {
     [ $# -gt 0 ] || board_usage_error "debs PKG..."
     board_ensure_ready
-    local key
+    local key recipe root=${BOARD_DEBS%/*}/debroot-mipsel
     key=$(printf '%s\n' "$@" | LC_ALL=C sort -u | tr '\n' '+')
-    board_debs_dir=$BOARD_CACHE/debroot/${key%+}
+    key=${key%+}
+    recipe=$({
+        cat "${BASH_SOURCE[0]}"
+        stat -c '%n %s %Y' /var/lib/apt/lists/*Packages* 2>/dev/null
+    } | sha256sum | cut -c1-12)
+    mkdir -p "$root" 2>/dev/null && [ -w "$root" ] || root=$BOARD_CACHE/debroot
+    board_debs_dir=$root/$key-$recipe
     [ -f "$board_debs_dir/.complete" ] && return 0
-    mkdir -p "$BOARD_CACHE/debroot"
-    exec 8>"$BOARD_CACHE/debroot/.lock"
+    mkdir -p "$root"
+    exec 8>"$root/.lock"
     flock 8
     if [ -f "$board_debs_dir/.complete" ]; then
         exec 8>&-
@@ -90,6 +101,13 @@ board_debs_tree() {
         "$tree/etc/init.d"
     board_debs_check "$tree"
     rm -rf "$board_debs_dir"
+    # The set's trees of another recipe, once a day old (a run of an
+    # older clone may still copy from one).
+    local old
+    for old in "$root/$key-"????????????; do
+        case ${old##*-} in *[!0-9a-f]*) continue ;; esac
+        [ -z "$(find "$old/.complete" -mmin +1440 2>/dev/null)" ] || rm -rf "$old"
+    done
     mv "$tree" "$board_debs_dir"
     : >"$board_debs_dir/.complete"
     exec 8>&-
