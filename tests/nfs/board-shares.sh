@@ -111,16 +111,29 @@ t_eq "LAN: 2049/tcp open" open "$(lan tcp 192.168.77.2 2049)"
 t_eq "LAN: portmapper answers on 111/udp (from port 53 too)" reply "$(lan udp 192.168.77.2 111 53)"
 for a in 203.0.113.2 192.168.77.2; do
 	for p in 445 139 2049 111 32767; do
-		t_eq "WAN -> $a: $p/tcp dropped" timeout "$(wan tcp "$a" "$p")"
+		probe_bg "$a-$p" wan tcp "$a" "$p"
 	done
 done
 for sp in 53 123 2049; do
 	for p in 445 2049; do
-		t_eq "WAN -> 203.0.113.2: $p/tcp from source port $sp dropped" timeout "$(wan tcp 203.0.113.2 "$p" "$sp")"
+		probe_bg "sp$sp-$p" wan tcp 203.0.113.2 "$p" "$sp"
 	done
 done
-t_eq "WAN -> 203.0.113.2: portmapper call on 111/udp from source port 53 dropped" timeout "$(wan udp 203.0.113.2 111 53)"
-t_eq "WAN -> 203.0.113.2: portmapper call on 111/udp from source port 123 dropped" timeout "$(wan udp 203.0.113.2 111 123)"
+probe_bg udp53 wan udp 203.0.113.2 111 53
+probe_bg udp123 wan udp 203.0.113.2 111 123
+probe_wait
+for a in 203.0.113.2 192.168.77.2; do
+	for p in 445 139 2049 111 32767; do
+		t_eq "WAN -> $a: $p/tcp dropped" timeout "$(cat "$work/probe-$a-$p")"
+	done
+done
+for sp in 53 123 2049; do
+	for p in 445 2049; do
+		t_eq "WAN -> 203.0.113.2: $p/tcp from source port $sp dropped" timeout "$(cat "$work/probe-sp$sp-$p")"
+	done
+done
+t_eq "WAN -> 203.0.113.2: portmapper call on 111/udp from source port 53 dropped" timeout "$(cat "$work/probe-udp53")"
+t_eq "WAN -> 203.0.113.2: portmapper call on 111/udp from source port 123 dropped" timeout "$(cat "$work/probe-udp123")"
 
 # A share added by a profile change: a reload of the running ksmbd.
 if ctl add-share; then

@@ -86,10 +86,17 @@ if lb_wait_ready 400; then
 	t_eq "LAN: 445/tcp open" open "$(lan tcp 192.168.77.2 445)"
 	for a in 203.0.113.2 192.168.77.2; do
 		for p in 445 139; do
-			t_eq "WAN -> $a: $p/tcp dropped" timeout "$(wan tcp "$a" "$p")"
+			probe_bg "$a-$p" wan tcp "$a" "$p"
 		done
 	done
-	t_eq "WAN -> 203.0.113.2: 445/tcp from source port 53 dropped" timeout "$(wan tcp 203.0.113.2 445 53)"
+	probe_bg sp53 wan tcp 203.0.113.2 445 53
+	probe_wait
+	for a in 203.0.113.2 192.168.77.2; do
+		for p in 445 139; do
+			t_eq "WAN -> $a: $p/tcp dropped" timeout "$(cat "$work/probe-$a-$p")"
+		done
+	done
+	t_eq "WAN -> 203.0.113.2: 445/tcp from source port 53 dropped" timeout "$(cat "$work/probe-sp53")"
 	lb_release
 	if lb_wait_for 'guest: firewall deleted' 60; then
 		t_eq "no firewall: WAN -> 203.0.113.2: smbd refuses 445/tcp (bound to lo and eth1)" refused "$(wan tcp 203.0.113.2 445)"

@@ -58,6 +58,24 @@ PY
 wan() { ip netns exec "$wan_ns" python3 "$work/probe.py" "$@"; }
 lan() { lb_client python3 "$work/probe.py" "$@"; }
 
+# probe_bg NAME wan|lan ARGS...: that probe in the background, its answer
+# in $work/probe-NAME; probe_wait: wait for those started. A probe of a
+# dropped port waits out its whole timeout, so the suites start those
+# together (each its own socket and source port) and check the answers
+# in their order after.
+probe_pids=()
+probe_bg() {
+	local name=$1
+	shift
+	"$@" >"$work/probe-$name" 2>&1 &
+	probe_pids+=("$!")
+}
+probe_wait() {
+	local pid
+	for pid in "${probe_pids[@]}"; do wait "$pid" || true; done
+	probe_pids=()
+}
+
 # sh_disk_image SIZE-KIB IMG: an ext4 image around one file `big` of
 # random data; prints its sha256.
 sh_disk_image() {

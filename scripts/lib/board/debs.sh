@@ -6,19 +6,27 @@
 # depends on (Depends and Pre-Depends, recursively), one name per line.  Only libraries
 # are followed: the board gets a program and what it links against, not
 # Debian's maintainer-script machinery (debconf, ucf, adduser...).
+# One apt-cache call per level of the graph, for all of that level's
+# packages (apt-cache prints a block per package, headed by its name): each
+# call rebuilds apt's package cache (seconds), so one a package made a
+# large closure take minutes.
 board_debs_closure() {
     local -A seen=()
-    local -a queue=("$@")
+    local -a level=("$@") next
     local p d
-    while [ ${#queue[@]} -gt 0 ]; do
-        p=${queue[0]}
-        queue=("${queue[@]:1}")
-        [ -z "${seen[$p]:-}" ] || continue
-        seen[$p]=1
+    while [ ${#level[@]} -gt 0 ]; do
+        next=()
+        for p in "${level[@]}"; do
+            [ -z "${seen[$p]:-}" ] || continue
+            seen[$p]=1
+            next+=("$p:mipsel")
+        done
+        [ ${#next[@]} -gt 0 ] || break
+        level=()
         while read -r d; do
-            case $d in lib* | zlib1g) queue+=("$d") ;; esac
+            case $d in lib* | zlib1g) level+=("$d") ;; esac
         done < <(apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
-            --no-replaces --no-enhances "$p:mipsel" 2>/dev/null |
+            --no-replaces --no-enhances "${next[@]}" 2>/dev/null |
             sed -n 's/^ *\(Pre\)\{0,1\}Depends: <\{0,1\}\([^<>:]*\)\(:mipsel\)\{0,1\}>\{0,1\}$/\2/p')
     done
     printf '%s\n' "${!seen[@]}" | LC_ALL=C sort
@@ -45,16 +53,27 @@ board_debs_download() {
 # tree (one per package set), pruned of docs and locales, and check that
 # every shared object an ELF file there needs is in the tree.  Sets
 # board_debs_dir.
+# The trees are kept outside the clone, beside the .debs (a fresh clone
+# of a machine that built them unpacks nothing; where that is not
+# writable, under BOARD_CACHE), each named by its packages and a hash of
+# what makes it: this file (the closure's rules, the pruning) and apt's
+# package lists (the dependencies, the versions).
 board_debs_dir=''
 board_debs_tree() {
     [ $# -gt 0 ] || board_usage_error "debs PKG..."
     board_ensure_ready
-    local key
+    local key recipe root=${BOARD_DEBS%/*}/debroot-mipsel
     key=$(printf '%s\n' "$@" | LC_ALL=C sort -u | tr '\n' '+')
-    board_debs_dir=$BOARD_CACHE/debroot/${key%+}
+    key=${key%+}
+    recipe=$({
+        cat "${BASH_SOURCE[0]}"
+        stat -c '%n %s %Y' /var/lib/apt/lists/*Packages* 2>/dev/null
+    } | sha256sum | cut -c1-12)
+    mkdir -p "$root" 2>/dev/null && [ -w "$root" ] || root=$BOARD_CACHE/debroot
+    board_debs_dir=$root/$key-$recipe
     [ -f "$board_debs_dir/.complete" ] && return 0
-    mkdir -p "$BOARD_CACHE/debroot"
-    exec 8>"$BOARD_CACHE/debroot/.lock"
+    mkdir -p "$root"
+    exec 8>"$root/.lock"
     flock 8
     if [ -f "$board_debs_dir/.complete" ]; then
         exec 8>&-
@@ -82,6 +101,13 @@ board_debs_tree() {
         "$tree/etc/init.d"
     board_debs_check "$tree"
     rm -rf "$board_debs_dir"
+    # The set's trees of another recipe, once a day old (a run of an
+    # older clone may still copy from one).
+    local old
+    for old in "$root/$key-"????????????; do
+        case ${old##*-} in *[!0-9a-f]*) continue ;; esac
+        [ -z "$(find "$old/.complete" -mmin +1440 2>/dev/null)" ] || rm -rf "$old"
+    done
     mv "$tree" "$board_debs_dir"
     : >"$board_debs_dir/.complete"
     exec 8>&-
