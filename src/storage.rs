@@ -61,7 +61,7 @@ pub(crate) fn plan(p: &Profile, now: &Observed) -> Vec<Action> {
     p.storage
         .iter()
         .filter_map(|s| {
-            let kb = *s.read_ahead_kb.as_ref()?.get_ref();
+            let kb = s.read_ahead_kb?;
             let device = s.device.get_ref().to_string();
             let from = now.read_ahead_kb.iter().find(|(d, _)| *d == device).and_then(|(_, v)| *v);
             (from != Some(kb)).then_some(Action { device, read_ahead_kb: kb, from })

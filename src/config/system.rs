@@ -30,8 +30,8 @@ pub struct Sysctl {
 pub struct Storage {
     /// The name under /sys/block, e.g. "sda".
     pub device: super::Spanned<Name>,
-    /// /sys/block/DEV/queue/read_ahead_kb (its span, for errors).
-    pub read_ahead_kb: Option<super::Spanned<u32>>,
+    /// /sys/block/DEV/queue/read_ahead_kb.
+    pub read_ahead_kb: Option<u32>,
 }
 
 impl Decode for Sysctl {

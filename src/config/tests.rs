@@ -57,7 +57,6 @@ pub(crate) const BAD: &[(&str, &str, usize, usize, &str, &str)] = &[
     ("wan service all", "[board]\nname = \"t\"\n[firewall]\nwan_services = [\"all\"]\n", 4, 1, "firewall.wan_services", "LAN only"),
     ("forward without WAN", "[board]\nname = \"t\"\n[firewall]\nforward = true\n", 4, 1, "firewall.forward", "needs a WAN"),
     ("log_rate 0", "[board]\nname = \"t\"\n[firewall]\nlog_rate = 0\n", 4, 1, "firewall.log_rate", "1 to 6000"),
-    ("read-ahead over the limit", "[board]\nname = \"t\"\n[[storage]]\ndevice = \"sda\"\nread_ahead_kb = 70000\n", 5, 17, "storage[0].read_ahead_kb", "over 65536"),
     ("unknown wan service", "[board]\nname = \"t\"\n[firewall]\nwan_services = [\"ftp\"]\n", 4, 17, "firewall.wan_services[0]", "unknown variant `ftp`"),
     ("mountd port 65536", "[board]\nname = \"t\"\n[firewall]\nmountd_port = 65536\n", 4, 15, "firewall.mountd_port", "65536"),
     ("unknown backend", "[board]\nname = \"t\"\n[firewall]\nbackend = \"pf\"\n", 4, 11, "firewall.backend", "unknown variant `pf`"),

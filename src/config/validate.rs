@@ -681,10 +681,10 @@ fn storage(p: &Profile, src: &Source<'_>) -> Result<(), ConfigError> {
                 format!("device `{}` is listed twice", s.device.get_ref()),
             ));
         }
-        if let Some(kb) = &s.read_ahead_kb {
-            if *kb.get_ref() > 65536 {
+        if let Some(kb) = s.read_ahead_kb {
+            if kb > 65536 {
                 return Err(src.error(
-                    Some(kb.span()),
+                    Some(s.device.span()),
                     &format!("storage[{i}].read_ahead_kb"),
                     format!("read_ahead_kb {kb} is over 65536"),
                 ));

@@ -36,12 +36,12 @@ be_setup shares
 profile=$T_TOP/tests/profiles/be-shares.toml
 # A global setting changed (workgroup); a share naming a user who has no
 # password in ksmbdpwd.db, with another read-ahead; a read-ahead over the
-# limit (a profile error, named at its read_ahead_kb line).
+# limit (a profile error: the position given is the entry's device).
 sed 's/^backend = "auto"$/&\nworkgroup = "NASLAB"/' "$profile" >"$work/wg.toml"
 sed -e 's/^guest_ok = true$/guest_ok = false\nvalid_users = ["alice"]/' \
 	-e '0,/^read_ahead_kb = 1024$/s//read_ahead_kb = 512/' "$profile" >"$work/user.toml"
 sed '0,/^read_ahead_kb = 1024$/s//read_ahead_kb = 70000/' "$profile" >"$work/bad.toml"
-bad_line=$(grep -n -m1 '^read_ahead_kb = 70000$' "$work/bad.toml" | cut -d: -f1)
+bad_line=$(grep -n -m1 '^device = "sda"$' "$work/bad.toml" | cut -d: -f1)
 
 be_guest_lib >"$work/guest.sh"
 cat >>"$work/guest.sh" <<'GUEST'
@@ -125,7 +125,7 @@ be_has "... naming the user, the key and the fix" 'guest: user .*ksmbd: user .al
 be_has "... ksmbd.conf not written" 'guest: user: ksmbd.conf unchanged' "$log"
 be_has "... the rest of the profile applied (read-ahead 512)" 'guest: sda read_ahead_kb user 512[[:space:]]*$' "$log"
 be_has "a read-ahead over the limit: apply exits 2" 'guest: bad-exit=2' "$log"
-be_has "... naming the file, the read_ahead_kb line and the key" "guest: bad .*/etc/be/bad.toml:$bad_line:[0-9]+: storage\\[0\\].read_ahead_kb: read_ahead_kb 70000 is over 65536" "$log"
+be_has "... naming the file, the entry's line and the key" "guest: bad .*/etc/be/bad.toml:$bad_line:[0-9]+: storage\\[0\\].read_ahead_kb: read_ahead_kb 70000 is over 65536" "$log"
 be_has "... nothing applied: read-ahead still 512" 'guest: sda read_ahead_kb bad 512[[:space:]]*$' "$log"
 be_has "... ksmbd.conf unchanged" 'guest: bad: ksmbd.conf unchanged' "$log"
 
