@@ -35,6 +35,8 @@
 #            and `smb2 max read = 64K`)
 #   stockv3  stock, but with nasboot's nfs.conf drop-in (NFSv3 only,
 #            mountd's port); ksmbd from ksmbd-stock.conf
+#   bigblock nasboot's, with nfsd's max_block_size 1 MiB (written while
+#            nfsd is stopped); every other set restores the kernel's
 # smbd, where it runs, takes smb.conf.stock or smb.conf.nasboot as
 # /etc/samba/smb.conf and re-reads it on SIGHUP.
 # nfsd is stopped and started again as Debian's init script starts it
@@ -56,9 +58,13 @@ cached() { sed -n '1s/^total [a-z]*: *//p' /proc/fs/nfsd/filecache; }
 settings() {
     cur=$(cat /tmp/settings.cur 2>/dev/null || echo nasboot)
     [ "$1" = keep ] || [ "$1" = "$cur" ] && return 0
-    case $1 in stock | stockv3) s=stock ;; nasboot | small) s=nasboot ;; *) return 1 ;; esac
+    case $1 in stock | stockv3) s=stock ;; nasboot | small | bigblock) s=nasboot ;; *) return 1 ;; esac
     while read -r f v; do echo "$v" >"$f" || return 1; done <"/etc/bench/sysctl.$s"
+    [ -s /tmp/maxblk.kernel ] || cat /proc/fs/nfsd/max_block_size >/tmp/maxblk.kernel
     rpc.nfsd 0 || return 1
+    blk=$(cat /tmp/maxblk.kernel)
+    [ "$1" != bigblock ] || blk=1048576
+    [ "$(cat /proc/fs/nfsd/max_block_size)" = "$blk" ] || echo "$blk" >/proc/fs/nfsd/max_block_size || return 1
     cp "/etc/bench/default.$s" /etc/default/nfs-kernel-server
     if [ "$1" = stock ]; then
         rm -f /etc/nfs.conf.d/nasboot.conf
