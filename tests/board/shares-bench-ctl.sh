@@ -13,10 +13,14 @@
 #   local DISK     read /mnt/DISK/big into /dev/null (a cold, local,
 #                  sequential read); answers "local " and stat's fields,
 #                  taken before and after, as differences.
-#   stat DISK      "stat BUSY TOTAL READS SECTORS": the CPU's busy and
-#                  total time so far in USER_HZ ticks (/proc/stat), the
-#                  disk's completed reads and sectors read
-#                  (/sys/block/DISK/stat)
+#   stat DISK      "stat BUSY TOTAL READS SECTORS NFSREADS NFSBYTES": the
+#                  CPU's busy and total time so far in USER_HZ ticks
+#                  (/proc/stat), the disk's completed reads and sectors
+#                  read (/sys/block/DISK/stat), nfsd's NFSv3 READs served
+#                  and bytes read (/proc/net/rpc/nfsd, "proc3" and "io")
+#   knobs DISK     "knobs max_block_size=B threads=N versions=V": nfsd's
+#                  largest READ (the largest a client is offered), its
+#                  thread count and versions (/proc/fs/nfsd)
 #   stop           end the benchmark
 # The servers' settings, switched only when they change (saved by the
 # benchmark's guest script in /etc/bench):
@@ -29,6 +33,10 @@
 #            ksmbd.conf nasboot wrote
 #   small    nasboot's, with ksmbd from ksmbd-small.conf (nasboot's file
 #            and `smb2 max read = 64K`)
+#   stockv3  stock, but with nasboot's nfs.conf drop-in (NFSv3 only,
+#            mountd's port); ksmbd from ksmbd-stock.conf
+#   bigblock nasboot's, with nfsd's max_block_size 1 MiB (written while
+#            nfsd is stopped); every other set restores the kernel's
 # smbd, where it runs, takes smb.conf.stock or smb.conf.nasboot as
 # /etc/samba/smb.conf and re-reads it on SIGHUP.
 # nfsd is stopped and started again as Debian's init script starts it
@@ -38,7 +46,10 @@ read -r cmd disk arg set
 stat() {
     read -r _ us ni sy id io hi si _ </proc/stat
     read -r rd _ sec _ <"/sys/block/$1/stat"
-    echo "$((us + ni + sy + hi + si)) $((us + ni + sy + id + io + hi + si)) $rd $sec"
+    # proc3's fields: the count of procedures, then NULL ... READ (the 7th).
+    nr=$(sed -n 's/^proc3 [0-9]* \([0-9]* \)\{6\}\([0-9]*\).*/\2/p' /proc/net/rpc/nfsd)
+    nb=$(sed -n 's/^io \([0-9]*\) .*/\1/p' /proc/net/rpc/nfsd)
+    echo "$((us + ni + sy + hi + si)) $((us + ni + sy + id + io + hi + si)) $rd $sec ${nr:-0} ${nb:-0}"
 }
 # The files nfsd's cache holds: the first line of its statistics
 # ("total entries: N" or "total inodes: N", by kernel version).
@@ -47,11 +58,15 @@ cached() { sed -n '1s/^total [a-z]*: *//p' /proc/fs/nfsd/filecache; }
 settings() {
     cur=$(cat /tmp/settings.cur 2>/dev/null || echo nasboot)
     [ "$1" = keep ] || [ "$1" = "$cur" ] && return 0
-    case $1 in stock) s=stock ;; nasboot | small) s=nasboot ;; *) return 1 ;; esac
+    case $1 in stock | stockv3) s=stock ;; nasboot | small | bigblock) s=nasboot ;; *) return 1 ;; esac
     while read -r f v; do echo "$v" >"$f" || return 1; done <"/etc/bench/sysctl.$s"
+    [ -s /tmp/maxblk.kernel ] || cat /proc/fs/nfsd/max_block_size >/tmp/maxblk.kernel
     rpc.nfsd 0 || return 1
+    blk=$(cat /tmp/maxblk.kernel)
+    [ "$1" != bigblock ] || blk=1048576
+    [ "$(cat /proc/fs/nfsd/max_block_size)" = "$blk" ] || echo "$blk" >/proc/fs/nfsd/max_block_size || return 1
     cp "/etc/bench/default.$s" /etc/default/nfs-kernel-server
-    if [ "$s" = stock ]; then
+    if [ "$1" = stock ]; then
         rm -f /etc/nfs.conf.d/nasboot.conf
     else
         cp /etc/bench/nfsconf.nasboot /etc/nfs.conf.d/nasboot.conf
@@ -67,7 +82,7 @@ settings() {
             i=$((i + 1))
         done
         if [ "$1" != nasboot ]; then
-            ksmbd.mountd -c "/etc/bench/ksmbd-$1.conf" </dev/null >/dev/null 2>&1 || return 1
+            ksmbd.mountd -c "/etc/bench/ksmbd-${1%v3}.conf" </dev/null >/dev/null 2>&1 || return 1
         else
             ksmbd.mountd </dev/null >/dev/null 2>&1 || return 1
         fi
@@ -103,14 +118,15 @@ case $cmd in
         echo "ready $disk ra=$(cat "$ra")"
         ;;
     local)
-        # shellcheck disable=SC2046 # four numbers
+        # shellcheck disable=SC2046 # six numbers
         set -- $(stat "$disk")
         dd if="/mnt/$disk/big" of=/dev/null bs=64k 2>/dev/null || { echo "error dd"; exit 0; }
         # shellcheck disable=SC2046
         set -- "$@" $(stat "$disk")
-        echo "local $(($5 - $1)) $(($6 - $2)) $(($7 - $3)) $(($8 - $4))"
+        echo "local $(($7 - $1)) $(($8 - $2)) $(($9 - $3)) $((${10} - $4)) $((${11} - $5)) $((${12} - $6))"
         ;;
     stat) echo "stat $(stat "$disk")" ;;
+    knobs) echo "knobs max_block_size=$(cat /proc/fs/nfsd/max_block_size) threads=$(cat /proc/fs/nfsd/threads) versions=$(tr ' ' , </proc/fs/nfsd/versions)" ;;
     stop) : >/tmp/bench-stop ;;
     *) echo "error unknown command '$cmd'" ;;
 esac
