@@ -60,9 +60,8 @@ settings() {
     [ "$1" = keep ] || [ "$1" = "$cur" ] && return 0
     case $1 in stock | stockv3) s=stock ;; nasboot | small | bigblock) s=nasboot ;; *) return 1 ;; esac
     while read -r f v; do echo "$v" >"$f" || return 1; done <"/etc/bench/sysctl.$s"
-    [ -s /tmp/maxblk.kernel ] || cat /proc/fs/nfsd/max_block_size >/tmp/maxblk.kernel
     rpc.nfsd 0 || return 1
-    blk=$(cat /tmp/maxblk.kernel)
+    blk=$(cat "/etc/bench/maxblk.$s")
     [ "$1" != bigblock ] || blk=1048576
     [ "$(cat /proc/fs/nfsd/max_block_size)" = "$blk" ] || echo "$blk" >/proc/fs/nfsd/max_block_size || return 1
     cp "/etc/bench/default.$s" /etc/default/nfs-kernel-server
