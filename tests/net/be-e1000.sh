@@ -45,8 +45,8 @@ if [ "$BE_NIC2" = sunhme ]; then
 	profile=$work/profile.toml
 fi
 
-cat >"$work/guest.sh" <<'GUEST'
-w() { echo "guest: $1 $(tr -s ' \t\n' ' ')"; }
+be_guest_lib >"$work/guest.sh"
+cat >>"$work/guest.sh" <<'GUEST'
 for i in eth0 eth1; do echo "guest: driver $i=$(basename "$(readlink /sys/class/net/$i/device/driver)")"; done
 ethtool -g eth0 | w rings-before
 ethtool -k eth1 | grep -E '^(scatter-gather|tx-checksumming):' | w offloads1-before
